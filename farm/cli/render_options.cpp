@@ -1,0 +1,59 @@
+#include "cli/render_options.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+namespace farm {
+
+void add_render_options(CLI::App& cmd, RenderOptions& o) {
+  cmd.add_option("scene", o.scene_path, "Scene file (TOML)")->required();
+  cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
+  cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
+  cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->check(CLI::Range(1, 16384));
+  cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->check(CLI::Range(1, 16384));
+  cmd.add_option("--spp", o.spp, "Override samples per pixel")->check(CLI::Range(1, 65536));
+  cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->check(CLI::PositiveNumber);
+  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->check(CLI::Range(0, 64));
+  cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
+  cmd.add_option("--seed", o.seed, "Override the random seed");
+}
+
+rt::SceneDesc load_scene_desc(const RenderOptions& o) {
+  rt::AssetSearch search;
+  search.dirs = o.asset_dirs;
+  rt::SceneDesc desc = rt::parse_scene_file(o.scene_path, search);
+  rt::RenderSettings& s = desc.settings;
+  if (o.width) s.width = *o.width;
+  if (o.height) s.height = *o.height;
+  if (o.spp) s.spp = *o.spp;
+  if (o.max_depth) s.max_depth = *o.max_depth;
+  if (o.seed) s.seed = *o.seed;
+  if (o.integrator) s.integrator = *o.integrator == "whitted" ? rt::IntegratorKind::whitted : rt::IntegratorKind::path;
+  if (static_cast<long long>(s.width) * s.height > (1LL << 28)) {
+    throw std::invalid_argument("image of " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+                                " pixels is too large (at most 2^28 pixels)");
+  }
+  if (o.frame && *o.frame > s.frames) {
+    throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
+                                std::to_string(s.frames) + " frame(s)");
+  }
+  return desc;
+}
+
+std::vector<int> frames_to_render(const RenderOptions& o, const rt::SceneDesc& desc) {
+  if (o.frame) return {*o.frame};
+  std::vector<int> frames;
+  for (int f = 1; f <= desc.settings.frames; ++f) frames.push_back(f);
+  return frames;
+}
+
+std::string output_path_for_frame(const std::string& path, int frame, bool numbered) {
+  if (!numbered) return path;
+  std::filesystem::path p(path);
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "_%04d", frame);
+  return (p.parent_path() / (p.stem().string() + suffix + p.extension().string())).string();
+}
+
+}  // namespace farm

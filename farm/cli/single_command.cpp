@@ -1,0 +1,122 @@
+#include "cli/single_command.h"
+
+#include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "cli/run_report.h"
+#include "image/image_io.h"
+#include "render/render.h"
+
+namespace farm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Fails before any work if the output cannot possibly be written.
+void check_output_path(const std::string& path) {
+  rt::image_format_for(path);
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
+    throw std::invalid_argument("output folder '" + dir.string() + "' does not exist");
+  }
+}
+
+}  // namespace
+
+void add_single_command(CLI::App& app, SingleOptions& o) {
+  CLI::App* cmd = app.add_subcommand("single", "Render a scene on this machine only (the speedup baseline)");
+  add_render_options(*cmd, o.render);
+  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->check(CLI::Range(0, 4096));
+  cmd->add_option("--stats", o.stats_path, "Write run statistics as JSON to this file");
+}
+
+int run_single(const SingleOptions& o) {
+  const auto t_start = Clock::now();
+  RunReport report;
+  report.command = "single";
+  rt::SceneDesc desc;
+  std::vector<int> frames;
+  try {
+    check_output_path(o.render.output_path);
+    if (!o.stats_path.empty()) check_output_path(o.stats_path + ".png");  // only the folder matters
+    desc = load_scene_desc(o.render);
+    frames = frames_to_render(o.render, desc);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
+  const auto t_parsed = Clock::now();
+
+  const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+
+  std::unique_ptr<rt::Scene> scene;
+  try {
+    rt::LoadOptions load;
+    load.embree_threads = threads;
+    scene = rt::load_scene(desc, load);
+  } catch (const rt::SceneError& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  } catch (const std::exception& e) {
+    spdlog::error("loading the scene failed: {}", e.what());
+    return k_exit_failure;
+  }
+  const auto t_loaded = Clock::now();
+
+  const rt::RenderSettings& s = desc.settings;
+  std::vector<float> framebuffer(static_cast<size_t>(s.width) * s.height * 4);
+  double render_seconds = 0;
+  try {
+    for (int frame : frames) {
+      const auto t0 = Clock::now();
+      rt::render_rect(*scene, frame, {0, 0, s.width, s.height}, framebuffer.data(), &report.rays);
+      render_seconds += seconds(t0, Clock::now());
+      std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
+      rt::write_image(out, s.width, s.height, framebuffer.data());
+      spdlog::info("wrote {}", out);
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_failure;
+  }
+
+  report.scene = o.render.scene_path;
+  report.output = o.render.output_path;
+  report.width = s.width;
+  report.height = s.height;
+  report.spp = s.spp;
+  report.frames = static_cast<int>(frames.size());
+  report.threads = threads;
+  report.integrator = s.integrator == rt::IntegratorKind::whitted ? "whitted" : "path";
+  report.pixels = static_cast<uint64_t>(s.width) * s.height * frames.size();
+  report.parse_seconds = seconds(t_start, t_parsed);
+  report.scene_stats = scene->stats;
+  report.load_seconds = scene->stats.load_seconds;
+  report.bvh_seconds = scene->stats.bvh_seconds;
+  report.render_seconds = render_seconds;
+  report.total_seconds = seconds(t_start, Clock::now());
+  report.peak_rss_bytes = peak_rss_bytes();
+  print_report(std::cout, report);
+  if (!o.stats_path.empty()) {
+    std::ofstream f(o.stats_path);
+    f << report_json(report);
+    if (!f) {
+      spdlog::error("cannot write statistics to '{}'", o.stats_path);
+      return k_exit_failure;
+    }
+  }
+  (void)t_loaded;
+  return k_exit_ok;
+}
+
+}  // namespace farm

@@ -1,0 +1,26 @@
+// Writing rendered images. The format follows the file extension: PNG, TGA and PPM are
+// 8-bit sRGB (clamped, RGB); EXR is linear float RGBA. Conversion is ours, not the
+// library's, so the bytes are the same whatever OpenImageIO version writes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rt {
+
+enum class ImageFormat { png, tga, ppm, exr };
+
+// Throws std::invalid_argument naming the extension and the supported ones.
+// Call before rendering so a typo does not cost a whole render.
+ImageFormat image_format_for(const std::string& path);
+
+// Linear float -> 8-bit sRGB with rounding to nearest; NaN becomes 0.
+uint8_t linear_to_srgb8(float v);
+
+// `rgba`: width * height pixels, 4 floats each, rows from the top.
+// Throws std::runtime_error if the file cannot be written. Writes to a temporary file in
+// the same folder and renames it, so a reader never sees a half-written image.
+void write_image(const std::string& path, int width, int height, const float* rgba);
+
+}  // namespace rt

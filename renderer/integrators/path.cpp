@@ -1,0 +1,96 @@
+#include <cmath>
+
+#include "integrators/integrator.h"
+#include "sampling/warp.h"
+#include "shading/bsdf.h"
+
+namespace rt {
+
+namespace {
+
+// Light sampling half of next-event estimation, MIS-weighted against BSDF sampling.
+Color sample_direct(const Tracer& tracer, const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec3 wo, PixelSampler& sampler,
+                    RayCounts& counts) {
+  const LightSet& lights = tracer.scene().lights;
+  float u_select = sampler.next();
+  Vec2 u = sampler.next2();
+  if (lights.empty() || bsdf.is_delta()) return Color{0.0f};
+  LightSample s = lights.sample(p, u_select, u);
+  if (!(s.pdf > 0) || is_black(s.radiance) || dot(s.wi, ng) <= 0) return Color{0.0f};
+  Color f = bsdf.eval(wo, s.wi);
+  if (is_black(f)) return Color{0.0f};
+  ++counts.shadow;
+  float t_max = std::isinf(s.distance) ? k_ray_infinity : s.distance * (1 - 1e-4f);
+  if (tracer.occluded(offset_origin(p, ng, s.wi), s.wi, t_max)) return Color{0.0f};
+  float weight = s.is_delta ? 1.0f : power_heuristic(s.pdf, bsdf.pdf(wo, s.wi));
+  return f * s.radiance * (weight / s.pdf);
+}
+
+}  // namespace
+
+Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& sampler, RayCounts& counts) {
+  const Scene& scene = tracer.scene();
+  const int max_depth = scene.desc.settings.max_depth;
+  Color radiance{0.0f}, throughput{1.0f};
+  Ray ray = camera_ray;
+  bool specular_bounce = true;  // camera rays and delta bounces see emitters unweighted
+  float prev_bsdf_pdf = 0;
+  Vec3 prev_p;
+
+  for (int depth = 0;; ++depth) {
+    SurfaceHit hit;
+    if (!tracer.intersect(ray, k_ray_infinity, hit)) {
+      Color le = scene.environment.eval(ray.direction);
+      if (!is_black(le)) {
+        float w = specular_bounce ? 1.0f : power_heuristic(prev_bsdf_pdf, scene.lights.pdf_environment(ray.direction));
+        radiance += throughput * le * w;
+      }
+      break;
+    }
+    const MaterialDesc& mat = material_of(scene, hit.material);
+    Vec3 wo = -ray.direction;
+    if (mat.kind == MaterialKind::emissive) {
+      Color le = LightSet::emitted(mat, hit.ng, wo);
+      if (!is_black(le)) {
+        float w = 1.0f;
+        if (!specular_bounce && hit.light >= 0) {
+          w = power_heuristic(prev_bsdf_pdf, scene.lights.pdf_hit(hit.light, prev_p, hit.p, hit.ng));
+        }
+        radiance += throughput * le * w;
+      }
+      break;  // emitters do not reflect
+    }
+    if (depth >= max_depth) break;
+
+    Vec3 n = hit.front ? hit.ns : -hit.ns;
+    Vec3 ng = hit.front ? hit.ng : -hit.ng;
+    Bsdf bsdf(mat, tracer.albedo(mat, hit), n, hit.front);
+    radiance += throughput * sample_direct(tracer, bsdf, hit.p, ng, wo, sampler, counts);
+
+    float u_lobe = sampler.next();
+    Vec2 u = sampler.next2();
+    auto bs = bsdf.sample(wo, u_lobe, u);
+    if (!bs) break;
+    throughput *= bs->weight;
+    if (is_black(throughput) || !is_finite(throughput)) break;
+    specular_bounce = bs->is_delta;
+    prev_bsdf_pdf = bs->pdf;
+    prev_p = hit.p;
+    if (bs->lobe == Lobe::specular_reflection) ++counts.reflected;
+    else if (bs->lobe == Lobe::specular_transmission) ++counts.refracted;
+    else ++counts.indirect;
+    ray = {offset_origin(hit.p, ng, bs->wi), bs->wi};
+
+    // Russian roulette after a few bounces, keeping the estimate unbiased.
+    if (depth >= 3) {
+      float q = std::fmin(0.95f, max_component(throughput));
+      if (sampler.next() >= q) break;
+      throughput *= 1.0f / q;
+    }
+  }
+  float clamp_value = scene.desc.settings.max_sample_value;
+  if (clamp_value > 0) radiance = min(radiance, Color{clamp_value});
+  return radiance;
+}
+
+}  // namespace rt

@@ -1,0 +1,106 @@
+#include "integrators/tracer.h"
+
+#include <cmath>
+
+namespace rt {
+
+namespace {
+
+Vec3 normal_to_world(const Transform& object_from_world, Vec3 n) {
+  const auto& m = object_from_world.m;  // world normal = (object_from_world)^T * n
+  return normalize({m[0][0] * n.x + m[1][0] * n.y + m[2][0] * n.z, m[0][1] * n.x + m[1][1] * n.y + m[2][1] * n.z,
+                    m[0][2] * n.x + m[1][2] * n.y + m[2][2] * n.z});
+}
+
+RTCRay make_ray(Vec3 o, Vec3 d, float t_max) {
+  RTCRay r;
+  r.org_x = o.x;
+  r.org_y = o.y;
+  r.org_z = o.z;
+  r.tnear = 0.0f;
+  r.dir_x = d.x;
+  r.dir_y = d.y;
+  r.dir_z = d.z;
+  r.time = 0.0f;
+  r.tfar = t_max;
+  r.mask = 0xffffffffu;
+  r.id = 0;
+  r.flags = 0;
+  return r;
+}
+
+}  // namespace
+
+Tracer::Tracer(const Scene& scene) : m_scene(scene) {}
+
+bool Tracer::occluded(Vec3 origin, Vec3 direction, float t_max) const {
+  RTCIntersectContext ctx;
+  rtcInitIntersectContext(&ctx);
+  RTCRay r = make_ray(origin, direction, t_max);
+  rtcOccluded1(m_scene.root.get(), &ctx, &r);
+  return r.tfar < 0.0f;  // Embree sets tfar to -inf when something blocks the ray
+}
+
+bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
+  RTCIntersectContext ctx;
+  rtcInitIntersectContext(&ctx);
+  RTCRayHit rh;
+  rh.ray = make_ray(ray.origin, ray.direction, t_max);
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(m_scene.root.get(), &ctx, &rh);
+  if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return false;
+
+  const GeometryRecord* rec;
+  const GeometryRecord* instance = nullptr;
+  if (rh.hit.instID[0] != RTC_INVALID_GEOMETRY_ID) {
+    instance = &m_scene.records[rh.hit.instID[0]];
+    rec = &m_scene.children[instance->child].records[rh.hit.geomID];
+  } else {
+    rec = &m_scene.records[rh.hit.geomID];
+  }
+  const unsigned prim = rh.hit.primID;
+  hit.t = rh.ray.tfar;
+  hit.p = ray.origin + ray.direction * hit.t;
+  hit.light = (!instance && !rec->prim_lights.empty()) ? rec->prim_lights[prim] : -1;
+
+  if (rec->kind == GeometryKind::triangles) {
+    const TriangleMesh& m = *rec->mesh;
+    uint32_t i0 = m.indices[3 * prim], i1 = m.indices[3 * prim + 1], i2 = m.indices[3 * prim + 2];
+    float b1 = rh.hit.u, b2 = rh.hit.v, b0 = 1 - b1 - b2;
+    hit.ng = normalize(cross(m.positions[i1] - m.positions[i0], m.positions[i2] - m.positions[i0]));
+    hit.ns = m.normals.empty() ? hit.ng : normalize(m.normals[i0] * b0 + m.normals[i1] * b1 + m.normals[i2] * b2);
+    hit.uv = m.uvs.empty() ? Vec2{b1, b2}
+                           : Vec2{m.uvs[i0].x * b0 + m.uvs[i1].x * b1 + m.uvs[i2].x * b2,
+                                  m.uvs[i0].y * b0 + m.uvs[i1].y * b1 + m.uvs[i2].y * b2};
+    hit.material = m.face_materials.empty() ? m.material : rec->material_base + static_cast<int>(m.face_materials[prim]);
+  } else {
+    Vec3 c = rec->sphere_centers[prim];
+    Vec3 p_local = instance ? instance->object_from_world.point(hit.p) : hit.p;
+    Vec3 n = normalize(p_local - c);
+    hit.ng = hit.ns = n;
+    hit.uv = {0.5f + std::atan2(n.x, -n.z) / (2 * k_pi), std::acos(std::fmax(-1.0f, std::fmin(1.0f, n.y))) * k_inv_pi};
+    hit.material = rec->sphere_materials[prim];
+  }
+  if (instance) {
+    hit.ng = normal_to_world(instance->object_from_world, hit.ng);
+    hit.ns = normal_to_world(instance->object_from_world, hit.ns);
+    if (instance->material_override >= 0) hit.material = instance->material_override;
+  }
+  if (!is_finite(hit.ns) || dot(hit.ns, hit.ng) <= 0) hit.ns = hit.ng;
+  hit.front = dot(ray.direction, hit.ng) < 0;
+  return true;
+}
+
+Color Tracer::albedo(const MaterialDesc& m, const SurfaceHit& hit) const {
+  if (m.albedo.texture < 0) return m.albedo.value;
+  return m_scene.textures[m.albedo.texture].eval(hit.p, hit.uv);
+}
+
+Vec3 offset_origin(Vec3 p, Vec3 ng, Vec3 direction) {
+  float scale = 1.0f + std::fmax(std::fabs(p.x), std::fmax(std::fabs(p.y), std::fabs(p.z)));
+  float eps = 2e-5f * scale;
+  return dot(direction, ng) >= 0 ? p + ng * eps : p - ng * eps;
+}
+
+}  // namespace rt

@@ -1,0 +1,42 @@
+// Ray queries against a loaded scene, and what a hit means: position, normals, uv,
+// material and (for sampled emitters) light index. Shared by every integrator.
+#pragma once
+
+#include <limits>
+
+#include "render/camera.h"
+#include "scene/scene.h"
+
+namespace rt {
+
+struct SurfaceHit {
+  float t = 0;
+  Vec3 p;
+  Vec3 ng;           // geometric normal, unit, as the geometry defines it (not flipped)
+  Vec3 ns;           // shading normal, unit, on the same side as ng
+  Vec2 uv;
+  int material = -1;
+  int light = -1;    // index into Scene::lights when the primitive is a sampled emitter
+  bool front = true; // the ray arrived on the side ng points to
+};
+
+constexpr float k_ray_infinity = std::numeric_limits<float>::infinity();
+
+class Tracer {
+ public:
+  explicit Tracer(const Scene& scene);
+  bool intersect(const Ray& ray, float t_max, SurfaceHit& hit) const;
+  bool occluded(Vec3 origin, Vec3 direction, float t_max) const;
+  const Scene& scene() const { return m_scene; }
+  // The material's colour at the hit (texture or constant).
+  Color albedo(const MaterialDesc& m, const SurfaceHit& hit) const;
+
+ private:
+  const Scene& m_scene;
+};
+
+// Moves a surface point off the surface towards the side `direction` leaves from, so the
+// next ray does not hit the same surface again (scale-aware epsilon).
+Vec3 offset_origin(Vec3 p, Vec3 ng, Vec3 direction);
+
+}  // namespace rt

@@ -1,0 +1,127 @@
+#include <cmath>
+
+#include "integrators/integrator.h"
+#include "shading/bsdf.h"
+
+namespace rt {
+
+namespace {
+
+// POV-Ray's adc_bailout: stop recursing once a branch can change the pixel by < 1/255.
+constexpr float k_bailout = 1.0f / 255.0f;
+
+class Whitted {
+ public:
+  Whitted(const Tracer& tracer, PixelSampler& sampler, RayCounts& counts)
+      : m_tracer(tracer), m_scene(tracer.scene()), m_sampler(sampler), m_counts(counts) {}
+
+  Color trace(const Ray& ray, int depth, float weight) {
+    SurfaceHit hit;
+    if (!m_tracer.intersect(ray, k_ray_infinity, hit)) return m_scene.environment.eval(ray.direction);
+    const MaterialDesc& mat = material_of(m_scene, hit.material);
+    Vec3 wo = -ray.direction;
+    if (mat.kind == MaterialKind::emissive) return LightSet::emitted(mat, hit.ng, wo);
+
+    Vec3 n = hit.front ? hit.ns : -hit.ns;  // face the viewer
+    Vec3 ng = hit.front ? hit.ng : -hit.ng;
+    Color albedo = m_tracer.albedo(mat, hit);
+    Bsdf bsdf(mat, albedo, n, hit.front);
+    Color result{0.0f};
+
+    if (!bsdf.is_delta()) {
+      result += m_scene.desc.settings.ambient * albedo;
+      result += direct_light(bsdf, hit.p, ng, wo);
+    }
+    int max_depth = m_scene.desc.settings.max_depth;
+    if (depth >= max_depth) return result;
+
+    switch (mat.kind) {
+      case MaterialKind::mirror:
+        result += albedo * reflect_ray(hit, n, wo, depth, weight * max_component(albedo));
+        break;
+      case MaterialKind::plastic:
+      case MaterialKind::metal: {
+        Color f = bsdf.specular_reflectance(wo);
+        result += f * reflect_ray(hit, n, wo, depth, weight * max_component(f));
+        break;
+      }
+      case MaterialKind::glass: {
+        float eta = hit.front ? mat.ior : 1 / mat.ior;
+        float cos_i = dot(wo, n);
+        float f = fresnel_dielectric(cos_i, eta);
+        result += Color{f} * reflect_ray(hit, n, wo, depth, weight * f);
+        if (f < 1) {
+          float sin2_t = (1 - cos_i * cos_i) / (eta * eta);
+          float cos_t = std::sqrt(std::fmax(0.0f, 1 - sin2_t));
+          Vec3 wt = normalize(-wo / eta + n * (cos_i / eta - cos_t));
+          float w = weight * (1 - f) * max_component(albedo);
+          if (w >= k_bailout) {
+            ++m_counts.refracted;
+            result += albedo * (1 - f) * trace({offset_origin(hit.p, ng, wt), wt}, depth + 1, w);
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return result;
+  }
+
+ private:
+  Color reflect_ray(const SurfaceHit& hit, Vec3 n, Vec3 wo, int depth, float weight) {
+    if (weight < k_bailout) return Color{0.0f};
+    Vec3 wr = reflect(wo, n);
+    ++m_counts.reflected;
+    Vec3 ng = hit.front ? hit.ng : -hit.ng;
+    return trace({offset_origin(hit.p, ng, wr), wr}, depth + 1, weight);
+  }
+
+  Color direct_light(const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec3 wo) {
+    Color sum{0.0f};
+    const LightSet& lights = m_scene.lights;
+    // Every point, spot and directional light, each with one hard shadow ray.
+    for (const LightDesc& d : lights.delta_lights()) {
+      LightSample s = LightSet::sample_delta(d, p);
+      sum += shade(bsdf, p, ng, wo, s, 1.0f);
+    }
+    // One sample of the area emitters per camera sample: soft shadows that converge with spp.
+    if (lights.has_area_lights()) {
+      float u = m_sampler.next();
+      Vec2 u2 = m_sampler.next2();
+      LightSample s = lights.sample_area(p, u, u2);
+      if (s.pdf > 0) sum += shade(bsdf, p, ng, wo, s, s.pdf);
+    }
+    return sum;
+  }
+
+  Color shade(const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec3 wo, const LightSample& s, float pdf) {
+    if (is_black(s.radiance) || dot(s.wi, ng) <= 0) return Color{0.0f};
+    Color f = bsdf.eval(wo, s.wi);
+    if (is_black(f)) return Color{0.0f};
+    ++m_counts.shadow;
+    Vec3 o = offset_origin(p, ng, s.wi);
+    float t_max = std::isinf(s.distance) ? k_ray_infinity : s.distance * (1 - 1e-4f);
+    if (m_tracer.occluded(o, s.wi, t_max)) return Color{0.0f};
+    return f * s.radiance / pdf;
+  }
+
+  const Tracer& m_tracer;
+  const Scene& m_scene;
+  PixelSampler& m_sampler;
+  RayCounts& m_counts;
+};
+
+}  // namespace
+
+const MaterialDesc& material_of(const Scene& scene, int index) {
+  static const MaterialDesc k_default_material{};
+  if (index < 0 || index >= static_cast<int>(scene.materials.size())) return k_default_material;
+  return scene.materials[index];
+}
+
+Color trace_whitted(const Tracer& tracer, const Ray& ray, PixelSampler& sampler, RayCounts& counts) {
+  return Whitted(tracer, sampler, counts).trace(ray, 0, 1.0f);
+}
+
+}  // namespace rt

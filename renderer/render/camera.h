@@ -1,0 +1,27 @@
+// Perspective camera with an optional thin lens (focal blur, like POV-Ray's aperture).
+#pragma once
+
+#include "math/vec.h"
+#include "scene/scene_desc.h"
+
+namespace rt {
+
+struct Ray {
+  Vec3 origin;
+  Vec3 direction;  // unit length
+};
+
+class Camera {
+ public:
+  Camera(const CameraKey& key, int width, int height);
+  // `film` is a position in pixels (x right, y down from the top-left corner); `lens` in [0,1)^2.
+  Ray generate(Vec2 film, Vec2 lens) const;
+
+ private:
+  Vec3 m_position, m_right, m_up, m_forward;
+  float m_tan_half_fov, m_aspect;
+  float m_lens_radius, m_focus_distance;
+  int m_width, m_height;
+};
+
+}  // namespace rt

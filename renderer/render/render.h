@@ -1,0 +1,34 @@
+// The renderer's public entry point: the pixels of any rectangle of any frame.
+// A pixel's value depends only on (scene, settings, frame, x, y); any tiling, order or
+// thread count gives byte-identical floats. This is the farm's test oracle.
+#pragma once
+
+#include <cstdint>
+
+#include "scene/scene.h"
+
+namespace rt {
+
+struct Rect {
+  int x = 0, y = 0, width = 0, height = 0;
+  int64_t pixel_count() const { return static_cast<int64_t>(width) * height; }
+};
+
+// Rays traced, by kind (POV-Ray-like statistics).
+struct RayCounts {
+  uint64_t camera = 0;
+  uint64_t shadow = 0;
+  uint64_t reflected = 0;
+  uint64_t refracted = 0;
+  uint64_t indirect = 0;  // path tracing's diffuse/glossy bounces
+  uint64_t total() const { return camera + shadow + reflected + refracted + indirect; }
+  RayCounts& operator+=(const RayCounts& o);
+};
+
+// Renders `rect` of `frame` (1..settings.frames) into `rgba`: rect.width * rect.height
+// pixels, 4 floats each (linear RGB, alpha = 1), rows from the rectangle's top.
+// Uses the calling thread's TBB arena for parallelism. Throws std::invalid_argument if the
+// rectangle is not inside the image or the frame is out of range.
+void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts = nullptr);
+
+}  // namespace rt

@@ -1,0 +1,78 @@
+// A scene ready to render: materials, textures and lights resolved, geometry in Embree.
+// Built once by load_scene() (the heavy step: meshes, images, BVH) and then only read,
+// concurrently, by any number of render threads.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "embree/embree_handles.h"
+#include "scene/mesh.h"
+#include "scene/scene_desc.h"
+#include "shading/environment.h"
+#include "shading/lights.h"
+#include "shading/texture.h"
+
+namespace rt {
+
+enum class GeometryKind { triangles, spheres, instance };
+
+// What an Embree geometry ID stands for.
+struct GeometryRecord {
+  GeometryKind kind = GeometryKind::triangles;
+  const TriangleMesh* mesh = nullptr;  // triangles (owned by Scene::meshes)
+  int material_base = 0;               // added to mesh->face_materials entries
+  std::vector<Vec3> sphere_centers;    // spheres, in the space of the owning Embree scene
+  std::vector<float> sphere_radii;
+  std::vector<int> sphere_materials;
+  std::vector<int> prim_lights;        // per primitive: index into Scene::lights, or -1; may be empty
+  // instance
+  int child = -1;                      // index into Scene::children
+  int material_override = -1;          // instance: replaces every material inside, if >= 0
+  Transform world_from_object, object_from_world;
+};
+
+// An Embree scene that instances refer to (an explicit prototype or a mesh used many times).
+struct ChildScene {
+  EmbreeScene scene;
+  std::vector<GeometryRecord> records;  // indexed by geometry ID inside `scene`
+};
+
+struct LoadStats {
+  double load_seconds = 0;   // meshes, textures, tessellation
+  double bvh_seconds = 0;    // Embree commits
+  size_t triangles = 0;      // unique triangles stored
+  size_t instances = 0;
+  size_t spheres = 0;
+  size_t emitters = 0;       // area-light primitives
+};
+
+struct Scene {
+  SceneDesc desc;
+  std::vector<MaterialDesc> materials;  // the file's, then every mesh file's own
+  std::vector<Texture> textures;
+  std::deque<TriangleMesh> meshes;      // deque: records hold pointers
+  Environment environment;
+  LightSet lights;
+  EmbreeDevice device;
+  EmbreeScene root;
+  std::vector<GeometryRecord> records;  // indexed by geometry ID in `root`
+  std::vector<ChildScene> children;
+  Vec3 bounds_min{0.0f}, bounds_max{0.0f};
+  float scene_radius = 1;
+  LoadStats stats;
+
+  Scene() = default;
+  Scene(const Scene&) = delete;
+  Scene& operator=(const Scene&) = delete;
+};
+
+struct LoadOptions {
+  int embree_threads = 0;  // 0 = all
+};
+
+// The heavy step. Throws SceneError (bad meshes, images) or std::runtime_error (Embree).
+std::unique_ptr<Scene> load_scene(const SceneDesc& desc, const LoadOptions& options = {});
+
+}  // namespace rt

@@ -1,0 +1,178 @@
+// The scene as written in a scene file: plain data, cheap to produce (no meshes or images
+// are read). `parse_scene_file` fills it; `load_scene` turns it into something renderable.
+// A master can read resolution and frame count from here without touching any asset.
+//
+// Units: distances in scene units, angles in degrees, colours linear RGB, light intensities
+// in radiometric units (point/spot: W/sr, directional: W/m^2, emission: W/(m^2 sr)).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "math/transform.h"
+#include "math/vec.h"
+
+namespace rt {
+
+// Where something was written, for error messages ("scene.toml:14:12").
+struct SourceLoc {
+  std::string file;
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;  // 1-based; 0 = unknown
+  std::string str() const;
+};
+
+// A user error in a scene, mesh or texture; the message already names the location.
+class SceneError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class IntegratorKind { whitted, path };
+
+struct RenderSettings {
+  int width = 640;
+  int height = 480;
+  int spp = 16;                  // samples per pixel
+  IntegratorKind integrator = IntegratorKind::path;
+  int max_depth = 8;             // bounces after the camera ray (whitted: reflection/refraction depth)
+  uint64_t seed = 0;             // mixed into every pixel's random numbers
+  int frames = 1;                // frames are numbered 1..frames
+  Color ambient{0.0f};           // whitted only: POV-Ray-like global ambient term (times albedo)
+  float max_sample_value = 0.0f; // path only: clamp each sample's channels (0 = no clamp)
+};
+
+struct CameraKey {
+  Vec3 position{0, 0, 5};
+  Vec3 look_at{0, 0, 0};
+  Vec3 up{0, 1, 0};
+  float fov_degrees = 45.0f;   // vertical field of view
+  float aperture = 0.0f;       // lens diameter; 0 = pinhole (no focal blur)
+  float focus_distance = 0.0f; // 0 = distance from position to look_at
+};
+
+struct CameraKeyframe {
+  int frame = 1;
+  CameraKey key;
+};
+
+struct CameraDesc {
+  CameraKey key;                        // used when there are no keyframes
+  std::vector<CameraKeyframe> keyframes;  // sorted by frame; linear in between, held outside
+  CameraKey at_frame(int frame) const;
+};
+
+enum class TextureKind { checker, image };
+
+struct TextureDesc {
+  std::string name;
+  TextureKind kind = TextureKind::checker;
+  Color even{1.0f}, odd{0.0f};  // checker colours
+  float scale = 1.0f;           // checker: squares per scene unit; image: uv repeats
+  std::string path;             // image: resolved absolute path
+  SourceLoc loc;
+};
+
+// A colour that may come from a texture (index into SceneDesc::textures) instead.
+struct ColorParam {
+  Color value{0.8f};
+  int texture = -1;
+};
+
+enum class MaterialKind { diffuse, plastic, mirror, glass, metal, emissive };
+
+struct MaterialDesc {
+  std::string name;
+  MaterialKind kind = MaterialKind::diffuse;
+  ColorParam albedo;            // diffuse colour; mirror/metal reflectance; glass transmission tint
+  Color specular{0.04f};        // plastic: specular reflectance at normal incidence
+  float roughness = 0.2f;       // plastic/metal: GGX alpha = roughness^2; in [0.001, 1]
+  float ior = 1.5f;             // glass: index of refraction
+  Color emission{0.0f};         // emissive: radiance leaving the front face
+  bool two_sided = false;       // emissive: emit from both faces
+  SourceLoc loc;
+};
+
+enum class LightKind { point, spot, directional };
+
+struct LightDesc {
+  LightKind kind = LightKind::point;
+  Vec3 position{0, 10, 0};
+  Vec3 direction{0, -1, 0};  // spot: axis; directional: direction light travels
+  Color intensity{1.0f};     // point/spot: W/sr; directional: irradiance W/m^2
+  float cone_degrees = 30;   // spot: full-intensity half angle
+  float falloff_degrees = 5; // spot: extra angle over which it fades to zero
+  SourceLoc loc;
+};
+
+struct EnvironmentDesc {
+  Color color{0.0f};        // uniform radiance (used when no image)
+  std::string image_path;   // optional lat-long image, resolved absolute path
+  float strength = 1.0f;    // multiplies colour or image
+  float rotation_degrees = 0; // about +Y
+};
+
+enum class ShapeKind { sphere, quad, box, cylinder, lathe, mesh, instance };
+
+struct ObjectDesc {
+  std::string name;                 // optional
+  ShapeKind kind = ShapeKind::sphere;
+  int material = -1;                // index into SceneDesc::materials; mesh: -1 = file's materials
+  Transform world_from_object;      // translate * rotate * scale from the file
+  // sphere
+  Vec3 center{0.0f};
+  float radius = 1.0f;
+  // quad: corner + edge_u + edge_v (a plane is a large quad)
+  Vec3 corner{-1, 0, -1}, edge_u{2, 0, 0}, edge_v{0, 0, 2};
+  // box
+  Vec3 box_min{-1.0f}, box_max{1.0f};
+  // cylinder: from base to base + (0, height, 0) in object space, capped
+  float height = 1.0f;
+  // lathe: profile of (radius, y) points revolved about +Y
+  std::vector<Vec2> profile;
+  int segments = 48;                // cylinder/lathe: subdivisions around the axis
+  bool smooth = true;               // lathe/mesh: interpolate normals
+  // mesh
+  std::string path;                 // resolved absolute path
+  // instance
+  int prototype = -1;               // index into SceneDesc::prototypes
+  SourceLoc loc;
+};
+
+// A named group of objects placed several times by `instance` objects (Embree instancing).
+struct PrototypeDesc {
+  std::string name;
+  std::vector<ObjectDesc> objects;  // no instances inside prototypes
+  SourceLoc loc;
+};
+
+struct SceneDesc {
+  std::string path;                 // the scene file as given
+  RenderSettings settings;
+  CameraDesc camera;
+  std::vector<TextureDesc> textures;
+  std::vector<MaterialDesc> materials;
+  std::vector<LightDesc> lights;
+  EnvironmentDesc environment;
+  std::vector<PrototypeDesc> prototypes;
+  std::vector<ObjectDesc> objects;
+  std::vector<std::string> asset_files;  // every file the scene reads, resolved, for shipping
+};
+
+// Where relative asset paths are looked up: the scene file's folder first, then each of
+// these in order, then each entry of $FARM_ASSETS (colon-separated).
+struct AssetSearch {
+  std::vector<std::string> dirs;
+};
+
+// Parses and validates a scene file. Throws SceneError naming file:line:column on any problem
+// (syntax, unknown key with the nearest valid one, wrong type, out-of-range value, unknown
+// material/texture/prototype with the defined names, missing asset file with where it looked).
+SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search = {});
+SceneDesc parse_scene_string(const std::string& text, const std::string& virtual_path,
+                             const AssetSearch& search = {});
+
+}  // namespace rt

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project needs to build, test and plot.
+# Idempotent: packages already present are skipped, so a second run costs one dpkg query.
+# Works as root or through sudo; nothing is downloaded except from Debian's archive.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  cppzmq-dev libzmq3-dev            # transport (issue 3)
+  libembree-dev libtbb-dev          # ray tracing kernels and the task scheduler
+  libopenimageio-dev openimageio-tools  # image I/O (oiiotool used by tests/tools)
+  libspdlog-dev libfmt-dev          # logging
+  doctest-dev                       # unit tests
+  libassimp-dev                     # mesh import
+  libcli11-dev libtoml11-dev        # CLI and scene files
+  libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol (issue 3)
+  python3 python3-matplotlib        # plots
+  embree-tools                      # Embree's viewer/pathtracer for the benchmark
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
