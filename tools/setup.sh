@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   cppzmq-dev libzmq3-dev            # transport (issue 3)
   libembree-dev libtbb-dev          # ray tracing kernels and the task scheduler
   libopenimageio-dev openimageio-tools  # image I/O (oiiotool used by tests/tools)

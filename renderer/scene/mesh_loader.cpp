@@ -17,6 +17,8 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <sys/stat.h>
@@ -30,6 +32,25 @@
 #include <assimp/scene.h>
 
 #include "scene/mesh_materials.h"
+
+// Debian builds assimp without NDEBUG, so its ai_assert is live and the default handler calls
+// abort(): a malformed file (a mutated BoxTextured.glb trips one in TriangulateProcess) would
+// kill the whole render node. The library calls this exported function through its PLT, so
+// this definition takes precedence over the library's; throwing turns the failed check into
+// an ordinary import error. (AssertHandler.h, the proper way to set a handler, is not installed,
+// and DeadlyImportError's constructor is not exported, hence std::runtime_error.)
+namespace rt::detail {
+// Post-processing failures reach us without assimp's error string; this keeps the reason.
+thread_local std::string last_assimp_assert;
+}  // namespace rt::detail
+
+namespace Assimp {
+void aiAssertViolation(const char* expression, const char* file, int line) {
+  rt::detail::last_assimp_assert =
+      std::string("assimp internal check failed: ") + expression + " (" + file + ":" + std::to_string(line) + ")";
+  throw std::runtime_error(rt::detail::last_assimp_assert);
+}
+}  // namespace Assimp
 
 namespace rt {
 
@@ -266,12 +287,15 @@ unsigned post_process_flags() {
 
 [[noreturn]] void fail_with_assimp_error(const Assimp::Importer& importer) {
   const char* error = importer.GetErrorString();
-  fail(error && *error ? error : "assimp failed without an error message");
+  if (error && *error) fail(error);
+  if (!detail::last_assimp_assert.empty()) fail(detail::last_assimp_assert);
+  fail("assimp failed without an error message");
 }
 
 // Two phases: a validated raw import we can inspect, then the post-processing steps. Together
 // they run exactly what ReadFile(all flags) would, in the same order.
 const aiScene* import_scene(Assimp::Importer& importer, const std::string& path) {
+  detail::last_assimp_assert.clear();
   importer.SetIOHandler(new GuardedIOSystem);  // the importer owns it
   importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
   importer.SetPropertyBool(AI_CONFIG_IMPORT_NO_SKELETON_MESHES, true);

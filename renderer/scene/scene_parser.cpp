@@ -220,6 +220,8 @@ void read_material(ParseContext& ctx, const TableReader& r) {
   ctx.materials.add(r);
   m.name = ctx.materials.names().back();
   m.loc = r.loc();
+  // Clear glass and perfect mirrors by default; diffuse-like materials default to 0.8 grey.
+  if (m.kind == MaterialKind::glass || m.kind == MaterialKind::mirror) m.albedo.value = Color{1.0f};
   if (const toml::value* albedo = r.find("albedo"); albedo && albedo->is_string())
     m.albedo.texture = ctx.textures.lookup(r, "albedo");
   else

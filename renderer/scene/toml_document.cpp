@@ -63,6 +63,8 @@ TomlMessage digest_toml_message(const std::string& what) {
     size_t c = mark.find_first_not_of(mark[m] == '^' ? "^-" : "~", m);
     comment = c == std::string::npos ? "" : mark.substr(c);
     comment.erase(0, std::min(comment.find_first_not_of(' '), comment.size()));
+    while (!comment.empty() && (comment.back() == '.' || comment.back() == ' ')) comment.pop_back();
+    if (comment == "here") comment.clear();  // says nothing the location does not
   }
   out.summary = head;
   if (!comment.empty()) out.summary += " (" + comment + ")";

@@ -145,7 +145,7 @@ intensity = [1, 2, 3]
   CHECK(s.materials[0].kind == rt::MaterialKind::plastic);
   CHECK(s.materials[0].albedo.texture == 0);
   CHECK(s.materials[0].roughness == doctest::Approx(0.3));
-  CHECK(s.materials[0].loc.str() == "x.toml:34:1");
+  CHECK(s.materials[0].loc.str() == "x.toml:32:1");
   CHECK(s.materials[1].kind == rt::MaterialKind::emissive);
   CHECK(s.materials[1].emission == rt::Color(10, 10, 8));
   CHECK(s.materials[1].two_sided);
@@ -338,7 +338,7 @@ TEST_CASE("scene parser: unknown keys are errors with the nearest valid key") {
   // A key of another type says which types it belongs to.
   CHECK(error_of(std::string(k_materials) +
                  "[[object]]\ntype = \"box\"\nmaterial = \"red\"\nradius = 2\n") ==
-        "x.toml:15:1: 'radius' does not apply to object type 'box' (it is for: sphere, cylinder)");
+        "x.toml:14:1: 'radius' does not apply to object type 'box' (it is for: sphere, cylinder)");
 }
 
 TEST_CASE("scene parser: wrong types, ranges and non-finite numbers name the value") {
@@ -384,7 +384,7 @@ TEST_CASE("scene parser: names of materials, textures and prototypes must exist 
         "x.toml:13:13: unknown prototype 'tree'; defined: none");
   CHECK(error_of(std::string(k_materials) + "[[prototype]]\nname = \"p\"\n[[prototype.object]]\n"
                                             "type = \"instance\"\nprototype = \"p\"\n") ==
-        "x.toml:15:8: a prototype cannot contain instances");
+        "x.toml:14:8: a prototype cannot contain instances");
 }
 
 TEST_CASE("scene parser: unknown or missing type names the valid ones") {
@@ -448,7 +448,6 @@ path = "mesh.ply"
 
   // Without FARM_ASSETS the mesh is not found; the message lists where it looked.
   ::unsetenv("FARM_ASSETS");
-  CHECK(error_of(text, search).find("mesh file 'mesh.ply' not found; looked in: ") != std::string::npos);
   std::string missing;
   try {
     rt::parse_scene_string(text, scene, search);
