@@ -1,0 +1,279 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace farm {
+
+namespace {
+constexpr Seconds k_never = std::numeric_limits<Seconds>::infinity();
+}
+
+Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_policy(make_policy(m_config.policy)) {
+  if (m_config.width <= 0 || m_config.height <= 0 || m_config.frames.empty()) {
+    throw std::invalid_argument("scheduler: empty image");
+  }
+  if (m_config.block_size < 1 || m_config.min_block < 1 || m_config.max_copies < 1) {
+    throw std::invalid_argument("scheduler: block size, min block and max copies must be >= 1");
+  }
+  m_config.min_block = std::min(m_config.min_block, m_config.block_size);
+  for (int frame : m_config.frames) {
+    for (const Block& b : tile_frame(frame, m_config.width, m_config.height, m_config.block_size)) {
+      m_pool.push_back(b);
+      m_total_pixels += b.pixels();
+    }
+  }
+  m_pending_pixels = m_total_pixels;
+}
+
+void Scheduler::worker_joined(WorkerId id, Seconds now, int threads) {
+  Worker& w = m_workers[id];
+  w.id = id;
+  w.threads = std::max(1, threads);
+  w.block_size = m_config.block_size;
+  w.last_seen = now;
+  w.progress_since = now;
+}
+
+void Scheduler::worker_left(WorkerId id, Seconds) { remove_worker(id); }
+
+void Scheduler::heard_from(WorkerId id, Seconds now) {
+  auto it = m_workers.find(id);
+  if (it != m_workers.end()) it->second.last_seen = std::max(it->second.last_seen, now);
+}
+
+void Scheduler::network_sample(WorkerId id, Seconds rtt, double bytes_per_second) {
+  auto it = m_workers.find(id);
+  if (it == m_workers.end()) return;
+  if (rtt >= 0) it->second.rtt = rtt;
+  if (bytes_per_second > 0) it->second.bytes_per_second = bytes_per_second;
+}
+
+int Scheduler::block_size_of(WorkerId id) const {
+  auto it = m_workers.find(id);
+  return it == m_workers.end() ? 0 : it->second.block_size;
+}
+
+Seconds Scheduler::wait_of(WorkerId id) const {
+  auto it = m_workers.find(id);
+  return it == m_workers.end() ? 0 : wait_for(it->second);
+}
+
+// wait_w = base_wait + 2 * rtt_w + bytes of one block of the worker's size / bandwidth_w:
+// a slow link must not be mistaken for a slow CPU (the paper raised 4 s to 5 s by hand).
+Seconds Scheduler::wait_for(const Worker& w) const {
+  Seconds wait = m_config.base_wait + 2 * w.rtt;
+  if (w.bytes_per_second > 0) {
+    double bytes = static_cast<double>(w.block_size) * w.block_size * m_config.result_bytes_per_pixel;
+    wait += bytes / w.bytes_per_second;
+  }
+  return wait;
+}
+
+int Scheduler::total_threads() const {
+  int n = 0;
+  for (const auto& [id, w] : m_workers) n += w.threads;
+  return n;
+}
+
+WorkerView Scheduler::view_of(const Worker& w) const {
+  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row};
+}
+
+PoolView Scheduler::pool_view() const { return {m_pending_pixels, std::max(1, total_threads())}; }
+
+bool Scheduler::apply(Worker& w, const std::optional<SizeChange>& change, Seconds now) {
+  if (!change || change->to_size == w.block_size) return false;
+  m_decisions.push_back({now, w.id, w.block_size, change->to_size, change->reason});
+  w.block_size = change->to_size;
+  return true;
+}
+
+Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy) {
+  AttemptId attempt = m_next_attempt++;
+  m_leases[attempt] = {w.id, id, now};
+  m_outstanding[id].attempts.push_back(attempt);
+  if (w.leases.empty()) {
+    // An idle worker's clock starts now, not at its last result.
+    w.progress_since = now;
+    w.timeouts_since_progress = 0;
+  }
+  w.leases.push_back(attempt);
+  return {w.id, attempt, id, block, is_copy};
+}
+
+std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
+  if (m_pool.empty()) return std::nullopt;
+  const int size = std::max(1, m_policy->assignment_size(view_of(w), pool_view(), m_config.min_block));
+  Block block = m_pool.front();
+  m_pool.pop_front();
+  // Carve quadtree-style until the block fits; the siblings go back to the front, in order,
+  // so the image stays covered exactly once and neighbouring pieces are handed out next.
+  while (block.size() > size) {
+    std::vector<Block> pieces = split_block(block, size);
+    for (auto it = pieces.rbegin(); it + 1 != pieces.rend(); ++it) m_pool.push_front(*it);
+    block = pieces.front();
+  }
+  m_pending_pixels -= block.pixels();
+  BlockId id = m_next_block_id++;
+  m_outstanding[id].block = block;
+  return lease(w, id, block, now, false);
+}
+
+std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
+  // The pool is empty: give a copy of the outstanding block expected to finish last.
+  BlockId best = 0;
+  Seconds best_finish = -k_never;
+  for (const auto& [id, o] : m_outstanding) {
+    if (static_cast<int>(o.attempts.size()) >= m_config.max_copies) continue;
+    bool mine = std::any_of(o.attempts.begin(), o.attempts.end(),
+                            [&](AttemptId a) { return m_leases.at(a).worker == w.id; });
+    if (mine) continue;
+    // Expected finish of the earliest lease: its start plus the block's pixels at the
+    // holder's measured speed; with no speed known yet, the oldest lease counts as last.
+    const Lease& first = m_leases.at(o.attempts.front());
+    const Worker& holder = m_workers.at(first.worker);
+    Seconds finish = holder.pixels_per_second > 0
+                         ? first.assigned_at + static_cast<double>(o.block.pixels()) / holder.pixels_per_second
+                         : now + (now - first.assigned_at);
+    if (finish > best_finish) {
+      best_finish = finish;
+      best = id;
+    }
+  }
+  if (best == 0) return std::nullopt;
+  ++m_reassignments;
+  return lease(w, best, m_outstanding.at(best).block, now, true);
+}
+
+std::vector<Assignment> Scheduler::request(WorkerId id, Seconds now, int credits) {
+  std::vector<Assignment> out;
+  auto it = m_workers.find(id);
+  if (it == m_workers.end()) return out;
+  Worker& w = it->second;
+  w.last_seen = std::max(w.last_seen, now);
+  for (int i = 0; i < credits; ++i) {
+    std::optional<Assignment> a = assign_from_pool(w, now);
+    if (!a) a = assign_copy(w, now);
+    if (!a) break;
+    out.push_back(*a);
+  }
+  return out;
+}
+
+void Scheduler::drop_lease(AttemptId attempt) {
+  auto it = m_leases.find(attempt);
+  if (it == m_leases.end()) return;
+  auto wit = m_workers.find(it->second.worker);
+  if (wit != m_workers.end()) {
+    auto& leases = wit->second.leases;
+    leases.erase(std::remove(leases.begin(), leases.end(), attempt), leases.end());
+  }
+  auto oit = m_outstanding.find(it->second.block_id);
+  if (oit != m_outstanding.end()) {
+    auto& attempts = oit->second.attempts;
+    attempts.erase(std::remove(attempts.begin(), attempts.end(), attempt), attempts.end());
+  }
+  m_leases.erase(it);
+}
+
+ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
+  ResultReply reply;
+  heard_from(id, now);
+  auto lit = m_leases.find(attempt);
+  if (lit == m_leases.end() || lit->second.worker != id) {
+    ++m_late_results;  // cancelled, settled by another copy, or from a worker declared dead
+    return reply;
+  }
+  const Lease lease_copy = lit->second;
+  Outstanding done_block = m_outstanding.at(lease_copy.block_id);
+  reply.outcome = ResultOutcome::accepted;
+  reply.block_id = lease_copy.block_id;
+  reply.block = done_block.block;
+  for (AttemptId other : done_block.attempts) {
+    if (other != attempt) reply.cancels.push_back({m_leases.at(other).worker, other});
+  }
+  for (AttemptId a : done_block.attempts) drop_lease(a);
+  m_outstanding.erase(lease_copy.block_id);
+  ++m_completed_blocks;
+  m_completed_pixels += done_block.block.pixels();
+
+  Worker& w = m_workers.at(id);
+  Seconds took = now - std::max(lease_copy.assigned_at, w.progress_since);
+  bool fast = took <= 0.5 * wait_for(w);
+  w.fast_results_in_row = fast ? w.fast_results_in_row + 1 : 0;
+  if (took > 0) {
+    double speed = static_cast<double>(done_block.block.pixels()) / took;
+    w.pixels_per_second = w.pixels_per_second > 0 ? 0.7 * w.pixels_per_second + 0.3 * speed : speed;
+  }
+  w.progress_since = now;
+  w.timeouts_since_progress = 0;
+  if (apply(w, m_policy->on_result(view_of(w), m_config.block_size), now)) {
+    w.fast_results_in_row = 0;  // a change consumes the streak
+  }
+  return reply;
+}
+
+void Scheduler::remove_worker(WorkerId id) {
+  auto it = m_workers.find(id);
+  if (it == m_workers.end()) return;
+  std::vector<AttemptId> leases = it->second.leases;
+  // Back to the front of the pool at once, in their original order.
+  std::vector<Block> requeue;
+  for (AttemptId a : leases) {
+    BlockId block_id = m_leases.at(a).block_id;
+    drop_lease(a);
+    auto oit = m_outstanding.find(block_id);
+    if (oit != m_outstanding.end() && oit->second.attempts.empty()) {
+      requeue.push_back(oit->second.block);
+      m_pending_pixels += oit->second.block.pixels();
+      m_outstanding.erase(oit);
+    }
+  }
+  for (auto rit = requeue.rbegin(); rit != requeue.rend(); ++rit) m_pool.push_front(*rit);
+  m_workers.erase(it);
+}
+
+std::vector<WorkerId> Scheduler::tick(Seconds now) {
+  std::vector<WorkerId> dead;
+  const Seconds silence_limit = m_config.heartbeat_interval * m_config.liveness;
+  for (const auto& [id, w] : m_workers) {
+    if (now - w.last_seen >= silence_limit) dead.push_back(id);
+  }
+  for (WorkerId id : dead) remove_worker(id);
+  for (auto& [id, w] : m_workers) {
+    if (w.leases.empty()) continue;
+    // Once per elapsed waiting period since the worker last made progress.
+    while (now >= w.progress_since + wait_for(w) * (w.timeouts_since_progress + 1)) {
+      ++w.timeouts_since_progress;
+      w.fast_results_in_row = 0;
+      apply(w, m_policy->on_timeout(view_of(w), m_config.min_block), now);
+      if (!(wait_for(w) > 0)) break;  // a zero waiting time would never leave this loop
+    }
+  }
+  return dead;
+}
+
+Seconds Scheduler::next_deadline() const {
+  Seconds next = k_never;
+  const Seconds silence_limit = m_config.heartbeat_interval * m_config.liveness;
+  for (const auto& [id, w] : m_workers) {
+    next = std::min(next, w.last_seen + silence_limit);
+    if (!w.leases.empty()) next = std::min(next, w.progress_since + wait_for(w) * (w.timeouts_since_progress + 1));
+  }
+  return next;
+}
+
+std::vector<Block> Scheduler::outstanding() const {
+  std::vector<Block> out;
+  for (const auto& [id, o] : m_outstanding) out.push_back(o.block);
+  return out;
+}
+
+std::vector<AttemptId> Scheduler::attempts_of(WorkerId id) const {
+  auto it = m_workers.find(id);
+  return it == m_workers.end() ? std::vector<AttemptId>{} : it->second.leases;
+}
+
+}  // namespace farm

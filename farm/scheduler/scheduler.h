@@ -1,0 +1,117 @@
+// The farm's scheduling state machine (DESIGN.md "Core algorithm"). It owns the block pool,
+// the outstanding leases, per-worker block sizes and waiting times, reassignment and
+// dead-worker detection. It does no I/O, reads no clock and starts no thread: the ZeroMQ
+// master and the simulator both drive it, passing the time of every event.
+//
+// Invariant: the pending pool, the outstanding blocks and the completed blocks always
+// partition every frame's image exactly (checked by tests on every step).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "scheduler/policy.h"
+#include "scheduler/scheduler_types.h"
+
+namespace farm {
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerConfig config);
+
+  // A worker said hello. `threads` is how many blocks it renders at once.
+  void worker_joined(WorkerId worker, Seconds now, int threads);
+  // A worker left cleanly or its connection broke: its blocks go back to the front of the pool.
+  void worker_left(WorkerId worker, Seconds now);
+  // Any message from the worker: it is alive.
+  void heard_from(WorkerId worker, Seconds now);
+  // Measured round trip and throughput of the worker's link (bytes_per_second <= 0: unknown).
+  void network_sample(WorkerId worker, Seconds rtt, double bytes_per_second);
+
+  // The worker asks for up to `credits` blocks. Demand-driven: nothing is ever pushed.
+  std::vector<Assignment> request(WorkerId worker, Seconds now, int credits);
+  // The worker delivered the pixels of `attempt`.
+  ResultReply result(WorkerId worker, AttemptId attempt, Seconds now);
+  // Advances time: halves sizes of workers past their waiting time, declares silent workers
+  // dead (their blocks go back to the pool). Returns the workers declared dead.
+  std::vector<WorkerId> tick(Seconds now);
+  // The earliest time at which tick() would do something (infinity if never).
+  Seconds next_deadline() const;
+
+  bool done() const { return m_pool.empty() && m_outstanding.empty(); }
+
+  // Introspection for statistics, progress and tests.
+  const SchedulerConfig& config() const { return m_config; }
+  const Policy& policy() const { return *m_policy; }
+  const std::vector<PolicyDecision>& decisions() const { return m_decisions; }
+  bool has_worker(WorkerId worker) const { return m_workers.count(worker) != 0; }
+  int block_size_of(WorkerId worker) const;
+  Seconds wait_of(WorkerId worker) const;
+  size_t live_workers() const { return m_workers.size(); }
+  size_t pending_blocks() const { return m_pool.size(); }
+  size_t outstanding_blocks() const { return m_outstanding.size(); }
+  uint64_t completed_blocks() const { return m_completed_blocks; }
+  int64_t total_pixels() const { return m_total_pixels; }
+  int64_t completed_pixels() const { return m_completed_pixels; }
+  uint64_t late_results() const { return m_late_results; }
+  uint64_t reassignments() const { return m_reassignments; }
+  std::vector<Block> pending() const { return {m_pool.begin(), m_pool.end()}; }
+  std::vector<Block> outstanding() const;
+  // Attempts currently leased to a worker.
+  std::vector<AttemptId> attempts_of(WorkerId worker) const;
+
+ private:
+  struct Lease {
+    WorkerId worker;
+    BlockId block_id;
+    Seconds assigned_at;
+  };
+  struct Outstanding {
+    Block block;
+    std::vector<AttemptId> attempts;
+  };
+  struct Worker {
+    WorkerId id = 0;
+    int threads = 1;
+    int block_size = 0;
+    Seconds last_seen = 0;
+    Seconds rtt = 0;
+    double bytes_per_second = 0;
+    Seconds progress_since = 0;   // last result, or first lease after being idle
+    int timeouts_since_progress = 0;
+    int fast_results_in_row = 0;
+    double pixels_per_second = 0; // smoothed render speed, 0 = unknown
+    std::vector<AttemptId> leases;
+  };
+
+  WorkerView view_of(const Worker& w) const;
+  PoolView pool_view() const;
+  Seconds wait_for(const Worker& w) const;
+  std::optional<Assignment> assign_from_pool(Worker& w, Seconds now);
+  std::optional<Assignment> assign_copy(Worker& w, Seconds now);
+  Assignment lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy);
+  void drop_lease(AttemptId attempt);
+  void remove_worker(WorkerId worker);
+  bool apply(Worker& w, const std::optional<SizeChange>& change, Seconds now);
+  int total_threads() const;
+
+  SchedulerConfig m_config;
+  std::unique_ptr<Policy> m_policy;
+  std::deque<Block> m_pool;
+  std::map<BlockId, Outstanding> m_outstanding;
+  std::map<AttemptId, Lease> m_leases;
+  std::map<WorkerId, Worker> m_workers;
+  std::vector<PolicyDecision> m_decisions;
+  BlockId m_next_block_id = 1;
+  AttemptId m_next_attempt = 1;
+  uint64_t m_completed_blocks = 0;
+  int64_t m_total_pixels = 0;
+  int64_t m_completed_pixels = 0;
+  int64_t m_pending_pixels = 0;
+  uint64_t m_late_results = 0;
+  uint64_t m_reassignments = 0;
+};
+
+}  // namespace farm

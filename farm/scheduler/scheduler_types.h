@@ -1,0 +1,66 @@
+// Inputs and outputs of the scheduler. Time is always an argument (seconds on the driver's
+// clock: real for the ZeroMQ master, virtual for the simulator); the scheduler never reads one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/block.h"
+
+namespace farm {
+
+using WorkerId = uint32_t;
+using AttemptId = uint64_t;  // one lease of one block to one worker; never reused
+using BlockId = uint64_t;    // one carved block; copies of it share the id
+using Seconds = double;
+
+enum class PolicyKind { fixed, seed, adaptive };
+
+struct SchedulerConfig {
+  int width = 0, height = 0;
+  std::vector<int> frames{1};
+  int block_size = 32;       // S0: side of the initial tiling
+  int min_block = 4;         // halving never goes below this
+  Seconds base_wait = 4.0;   // waiting time before the network terms are added
+  int max_copies = 2;        // holders of one block at once, the first included
+  PolicyKind policy = PolicyKind::seed;
+  Seconds heartbeat_interval = 1.0;
+  int liveness = 3;          // a worker silent for interval * liveness is dead
+  double result_bytes_per_pixel = 8;  // expected payload per pixel, for the network-scaled wait
+};
+
+struct Assignment {
+  WorkerId worker = 0;
+  AttemptId attempt = 0;
+  BlockId block_id = 0;
+  Block block;
+  bool is_copy = false;  // a reassignment of a block someone else already holds
+};
+
+struct Cancel {
+  WorkerId worker = 0;
+  AttemptId attempt = 0;
+};
+
+enum class ResultOutcome {
+  accepted,  // the first result for this block: commit its pixels
+  late,      // the lease was already settled (cancelled, reassigned and won, worker declared dead)
+};
+
+struct ResultReply {
+  ResultOutcome outcome = ResultOutcome::late;
+  BlockId block_id = 0;
+  Block block;
+  std::vector<Cancel> cancels;  // the other holders of the block, to be told to stop
+};
+
+// Something a policy decided, kept for the statistics ("every halving with its reason").
+struct PolicyDecision {
+  Seconds time = 0;
+  WorkerId worker = 0;
+  int from_size = 0, to_size = 0;
+  std::string reason;
+};
+
+}  // namespace farm

@@ -1,0 +1,312 @@
+// Scheduler rules, each replayed as a script of events with synthetic time.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "scheduler/scheduler.h"
+
+using namespace farm;
+
+namespace {
+
+SchedulerConfig config(int w, int h, int block, PolicyKind policy = PolicyKind::seed) {
+  SchedulerConfig c;
+  c.width = w;
+  c.height = h;
+  c.block_size = block;
+  c.policy = policy;
+  c.base_wait = 4.0;
+  c.heartbeat_interval = 1.0;
+  c.liveness = 3;
+  return c;
+}
+
+// Every pixel of every frame is in exactly one of: pending, outstanding, completed.
+struct Coverage {
+  const Scheduler& s;
+  std::vector<Block> completed;
+  bool exact() const {
+    std::map<int, std::vector<int>> count;
+    for (int f : s.config().frames) count[f].assign(static_cast<size_t>(s.config().width) * s.config().height, 0);
+    auto add = [&](const Block& b) {
+      for (int y = b.y; y < b.y + b.height; ++y)
+        for (int x = b.x; x < b.x + b.width; ++x) ++count[b.frame][static_cast<size_t>(y) * s.config().width + x];
+    };
+    for (const Block& b : s.pending()) add(b);
+    for (const Block& b : s.outstanding()) add(b);
+    for (const Block& b : completed) add(b);
+    for (auto& [f, c] : count)
+      if (std::any_of(c.begin(), c.end(), [](int n) { return n != 1; })) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("scheduler: the initial pool tiles every frame exactly, edge blocks clipped") {
+  SchedulerConfig c = config(100, 70, 32);
+  c.frames = {1, 2};
+  Scheduler s(c);
+  CHECK(s.pending_blocks() == 24);  // 4 x 3 blocks x 2 frames
+  CHECK(s.total_pixels() == 2 * 100 * 70);
+  Coverage cov{s, {}};
+  CHECK(cov.exact());
+  auto p = s.pending();
+  CHECK(p.back().width == 4);   // 100 - 96
+  CHECK(p.back().height == 6);  // 70 - 64
+}
+
+TEST_CASE("scheduler: demand-driven, nothing is assigned without a request and credits are respected") {
+  Scheduler s(config(64, 64, 16));
+  s.worker_joined(1, 0, 2);
+  CHECK(s.outstanding_blocks() == 0);
+  auto a = s.request(1, 0.1, 3);
+  CHECK(a.size() == 3);
+  CHECK(s.outstanding_blocks() == 3);
+  CHECK(s.request(99, 0.1, 1).empty());  // unknown worker gets nothing
+}
+
+TEST_CASE("scheduler: halving happens once per elapsed waiting period and never below min-block") {
+  Scheduler s(config(128, 128, 32));
+  s.worker_joined(1, 0, 1);
+  s.request(1, 0, 1);
+  s.heard_from(1, 3.9);
+  s.tick(3.9);
+  CHECK(s.block_size_of(1) == 32);
+  s.heard_from(1, 4.0);
+  s.tick(4.0);
+  CHECK(s.block_size_of(1) == 16);
+  s.heard_from(1, 7.9);
+  s.tick(7.9);
+  CHECK(s.block_size_of(1) == 16);  // still inside the second period
+  s.heard_from(1, 8.0);
+  s.tick(8.0);
+  CHECK(s.block_size_of(1) == 8);
+  s.heard_from(1, 30.0);
+  s.tick(30.0);  // several periods at once: one halving each, clamped at the minimum
+  CHECK(s.block_size_of(1) == 4);
+  REQUIRE(s.decisions().size() == 3);
+  CHECK(s.decisions()[0].from_size == 32);
+  CHECK(s.decisions()[0].to_size == 16);
+  CHECK(s.decisions()[0].reason.find("waiting time") != std::string::npos);
+  // The next assignment is carved to the new size.
+  auto a = s.request(1, 30.0, 1);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].block.size() <= 4);
+  Coverage cov{s, {}};
+  CHECK(cov.exact());
+}
+
+TEST_CASE("scheduler: min-block other than 4 is respected, and fixed never halves") {
+  SchedulerConfig c = config(128, 128, 32);
+  c.min_block = 8;
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.request(1, 0, 1);
+  s.heard_from(1, 100);
+  s.tick(100);
+  CHECK(s.block_size_of(1) == 8);
+
+  Scheduler f(config(128, 128, 32, PolicyKind::fixed));
+  f.worker_joined(1, 0, 1);
+  f.request(1, 0, 1);
+  f.heard_from(1, 100);
+  f.tick(100);
+  CHECK(f.block_size_of(1) == 32);
+  CHECK(f.decisions().empty());
+}
+
+TEST_CASE("scheduler: the waiting time grows with round trip and with result bytes over bandwidth") {
+  Scheduler s(config(128, 128, 32));
+  s.worker_joined(1, 0, 1);
+  CHECK(s.wait_of(1) == doctest::Approx(4.0));
+  s.network_sample(1, 0.5, 0);
+  CHECK(s.wait_of(1) == doctest::Approx(5.0));  // + 2 * rtt
+  s.network_sample(1, 0.5, 1000.0);
+  // + a 32x32 block at 8 bytes/pixel over 1000 B/s
+  CHECK(s.wait_of(1) == doctest::Approx(5.0 + 32 * 32 * 8 / 1000.0));
+  // A slow link delays halving accordingly.
+  s.request(1, 0, 1);
+  s.heard_from(1, 10);
+  s.tick(10);
+  CHECK(s.block_size_of(1) == 32);
+}
+
+TEST_CASE("scheduler: reassignment only once the pool drains; first result wins; the late copy is dropped") {
+  SchedulerConfig c = config(64, 32, 32);  // two blocks
+  c.max_copies = 2;
+  Scheduler s(c);
+  Coverage cov{s, {}};
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  s.worker_joined(3, 0, 1);
+  auto a1 = s.request(1, 0, 1);
+  REQUIRE(a1.size() == 1);
+  CHECK_FALSE(a1[0].is_copy);
+  auto a2 = s.request(2, 0.1, 2);  // the last pool block, then a copy of worker 1's block
+  REQUIRE(a2.size() == 2);
+  CHECK_FALSE(a2[0].is_copy);
+  CHECK(a2[1].is_copy);
+  CHECK(a2[1].block_id == a1[0].block_id);
+  auto a3 = s.request(3, 0.2, 2);  // block 1 has its 2 copies; block 2 gets one more
+  REQUIRE(a3.size() == 1);
+  CHECK(a3[0].block_id == a2[0].block_id);
+  CHECK(s.request(1, 0.3, 1).empty());  // worker 1 never gets a copy of a block it holds, none left
+  CHECK(s.reassignments() == 2);
+
+  auto r = s.result(2, a2[1].attempt, 1.0);  // the copy finishes first
+  CHECK(r.outcome == ResultOutcome::accepted);
+  REQUIRE(r.cancels.size() == 1);
+  CHECK(r.cancels[0].worker == 1);
+  CHECK(r.cancels[0].attempt == a1[0].attempt);
+  cov.completed.push_back(r.block);
+  auto late = s.result(1, a1[0].attempt, 1.5);  // the original arrives after all
+  CHECK(late.outcome == ResultOutcome::late);
+  CHECK(s.late_results() == 1);
+  CHECK(s.completed_blocks() == 1);
+  CHECK(cov.exact());
+  CHECK_FALSE(s.done());
+  auto r2 = s.result(3, a3[0].attempt, 2.0);
+  CHECK(r2.outcome == ResultOutcome::accepted);
+  CHECK(r2.cancels.size() == 1);
+  cov.completed.push_back(r2.block);
+  CHECK(s.done());
+  CHECK(cov.exact());
+}
+
+TEST_CASE("scheduler: a result for someone else's lease is not accepted") {
+  Scheduler s(config(32, 32, 32));
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  auto a = s.request(1, 0, 1);
+  CHECK(s.result(2, a[0].attempt, 1).outcome == ResultOutcome::late);
+  CHECK(s.result(1, a[0].attempt, 1).outcome == ResultOutcome::accepted);
+}
+
+TEST_CASE("scheduler: a silent worker is declared dead and its blocks go back to the front of the pool") {
+  Scheduler s(config(128, 32, 32));  // four blocks
+  Coverage cov{s, {}};
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  auto a1 = s.request(1, 0, 2);
+  REQUIRE(a1.size() == 2);
+  s.heard_from(2, 2.5);
+  CHECK(s.tick(2.9).empty());
+  CHECK(s.next_deadline() == doctest::Approx(3.0));
+  auto dead = s.tick(3.0);  // 3 missed 1 s heartbeats
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0] == 1);
+  CHECK_FALSE(s.has_worker(1));
+  auto pool = s.pending();
+  REQUIRE(pool.size() == 4);
+  CHECK(pool[0] == a1[0].block);  // at the front, in their order
+  CHECK(pool[1] == a1[1].block);
+  CHECK(cov.exact());
+  CHECK(s.result(1, a1[0].attempt, 3.1).outcome == ResultOutcome::late);
+  auto a2 = s.request(2, 3.1, 1);
+  CHECK(a2[0].block == a1[0].block);
+}
+
+TEST_CASE("scheduler: a copy survives the death of the original holder") {
+  Scheduler s(config(32, 32, 32));
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  auto a1 = s.request(1, 0, 1);
+  auto a2 = s.request(2, 0, 1);
+  REQUIRE(a2.size() == 1);
+  CHECK(a2[0].is_copy);
+  s.heard_from(2, 2.9);
+  s.tick(3.0);
+  CHECK(s.pending_blocks() == 0);  // still held by worker 2: not re-queued
+  CHECK(s.result(2, a2[0].attempt, 3.5).outcome == ResultOutcome::accepted);
+  CHECK(s.done());
+}
+
+TEST_CASE("scheduler: a worker joining mid-render gets work, and carving keeps the cover exact") {
+  Scheduler s(config(64, 64, 32));
+  Coverage cov{s, {}};
+  s.worker_joined(1, 0, 1);
+  auto a = s.request(1, 0, 1);
+  s.heard_from(1, 4);
+  s.tick(4);  // worker 1 now at 16
+  s.worker_joined(2, 4, 1);
+  auto b = s.request(2, 4, 1);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].block.size() == 32);
+  auto c = s.request(1, 4.1, 1);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].block.size() == 16);  // a quadrant; its three siblings are next in the pool
+  CHECK(s.pending_blocks() == 4);
+  CHECK(cov.exact());
+}
+
+TEST_CASE("scheduler: adaptive shrinks blocks toward the tail and grows back after fast results") {
+  Scheduler s(config(64, 64, 32, PolicyKind::adaptive));
+  s.worker_joined(1, 0, 4);
+  // 4096 pending pixels over 2 blocks per thread x 4 threads: cap = sqrt(512) = 22.
+  auto a = s.request(1, 0, 1);
+  CHECK(a[0].block.size() <= 22);
+  CHECK(a[0].block.size() >= 4);
+
+  Scheduler g(config(256, 256, 32, PolicyKind::adaptive));
+  g.worker_joined(1, 0, 1);
+  g.request(1, 0, 1);
+  g.heard_from(1, 8);
+  g.tick(8);  // two periods: 32 -> 16 -> 8
+  CHECK(g.block_size_of(1) == 8);
+  for (int i = 0; i < 2; ++i) {
+    auto x = g.request(1, 8 + i, 1);
+    // deliver the outstanding leases fast
+    for (AttemptId at : g.attempts_of(1)) g.result(1, at, 8 + i + 0.1);
+  }
+  CHECK(g.block_size_of(1) == 16);
+}
+
+TEST_CASE("scheduler: random event scripts keep the cover exact and accept every block exactly once") {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    SchedulerConfig c = config(97, 61, 16, seed % 3 == 0 ? PolicyKind::adaptive : PolicyKind::seed);
+    c.frames = {1, 2};
+    c.max_copies = 1 + seed % 3;
+    Scheduler s(c);
+    Coverage cov{s, {}};
+    std::map<WorkerId, std::vector<AttemptId>> held;
+    double now = 0;
+    WorkerId next_worker = 1;
+    int steps = 0;
+    while (!s.done() && steps++ < 20000) {
+      now += std::uniform_real_distribution<double>(0, 0.5)(rng);
+      int action = std::uniform_int_distribution<int>(0, 9)(rng);
+      if (s.live_workers() == 0 || action == 0) {
+        s.worker_joined(next_worker++, now, 1 + rng() % 3);
+      } else {
+        // pick a live worker
+        std::vector<WorkerId> live;
+        for (WorkerId w = 1; w < next_worker; ++w)
+          if (s.has_worker(w)) live.push_back(w);
+        WorkerId w = live[rng() % live.size()];
+        s.heard_from(w, now);
+        if (action <= 4) {
+          s.request(w, now, 1 + rng() % 3);
+        } else if (action <= 8) {
+          auto leases = s.attempts_of(w);
+          if (!leases.empty()) {
+            auto r = s.result(w, leases[rng() % leases.size()], now);
+            REQUIRE(r.outcome == ResultOutcome::accepted);
+            cov.completed.push_back(r.block);
+          }
+        } else if (live.size() > 1) {
+          s.worker_left(w, now);
+        }
+      }
+      s.tick(now);
+      REQUIRE(cov.exact());
+    }
+    CHECK(s.done());
+    CHECK(s.completed_pixels() == s.total_pixels());
+    CHECK(cov.exact());
+  }
+}
