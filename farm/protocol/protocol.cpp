@@ -1,0 +1,279 @@
+#include "protocol/protocol.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <type_traits>
+
+#include "messages_generated.h"
+
+namespace farm::proto {
+
+namespace {
+
+namespace w = farm::wire;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// ---------------------------------------------------------------- encoding
+
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> strings(FlatBufferBuilder& b, const std::vector<std::string>& v) {
+  return b.CreateVectorOfStrings(v);
+}
+
+w::Rect rect_of(const Block& r) { return w::Rect(r.frame, r.x, r.y, r.width, r.height); }
+
+std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
+  return std::visit(
+      Overloaded{
+          [&](const Hello& x) -> std::pair<w::Body, Offset<void>> {
+            auto cached = strings(b, x.cached_assets);
+            auto build_id = b.CreateString(x.build_id);
+            auto name = b.CreateString(x.worker_name);
+            return {w::Body::Hello, w::CreateHello(b, x.protocol_version, build_id, name, x.threads, cached).Union()};
+          },
+          [&](const Welcome& x) -> std::pair<w::Body, Offset<void>> {
+            std::vector<Offset<w::AssetRef>> assets;
+            for (const AssetRef& a : x.assets) {
+              assets.push_back(w::CreateAssetRef(b, b.CreateString(a.hash), b.CreateString(a.name), a.size));
+            }
+            auto assets_v = b.CreateVector(assets);
+            auto overrides = strings(b, x.overrides);
+            auto scene = b.CreateString(x.scene_name);
+            return {w::Body::Welcome,
+                    w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, overrides, x.heartbeat_ms,
+                                     x.liveness, static_cast<w::PixelEncoding>(x.pixel_encoding),
+                                     static_cast<w::Compression>(x.compression))
+                        .Union()};
+          },
+          [&](const AssetRequest& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::AssetRequest, w::CreateAssetRequest(b, strings(b, x.hashes)).Union()};
+          },
+          [&](const AssetData& x) -> std::pair<w::Body, Offset<void>> {
+            auto hash = b.CreateString(x.hash);
+            auto data = b.CreateVector(x.data);
+            return {w::Body::AssetData, w::CreateAssetData(b, hash, data).Union()};
+          },
+          [&](const WorkRequest& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::WorkRequest, w::CreateWorkRequest(b, x.credits).Union()};
+          },
+          [&](const Assign& x) -> std::pair<w::Body, Offset<void>> {
+            w::Rect r = rect_of(x.rect);
+            return {w::Body::Assign, w::CreateAssign(b, x.job_id, x.attempt, &r).Union()};
+          },
+          [&](const Result& x) -> std::pair<w::Body, Offset<void>> {
+            auto pixels = b.CreateVector(x.pixels);
+            w::Rect r = rect_of(x.rect);
+            return {w::Body::Result,
+                    w::CreateResult(b, x.job_id, x.attempt, &r, static_cast<w::PixelEncoding>(x.encoding),
+                                    static_cast<w::Compression>(x.compression), x.raw_size, pixels, x.render_seconds,
+                                    x.rays, x.queued_seconds)
+                        .Union()};
+          },
+          [&](const Cancel& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::Cancel, w::CreateCancel(b, x.job_id, x.attempt).Union()};
+          },
+          [&](const Heartbeat& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::Heartbeat, w::CreateHeartbeat(b, x.sequence, x.ping).Union()};
+          },
+          [&](const JobDone& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::JobDone, w::CreateJobDone(b, x.job_id).Union()};
+          },
+          [&](const Error& x) -> std::pair<w::Body, Offset<void>> {
+            auto msg = b.CreateString(x.message);
+            return {w::Body::Error, w::CreateError(b, static_cast<w::ErrorCode>(x.code), msg).Union()};
+          },
+      },
+      m);
+}
+
+// ---------------------------------------------------------------- decoding
+
+// Thrown only inside decode() and caught there: a compact way to bail out of nested reads.
+struct Malformed {
+  std::string what;
+};
+
+class Reader {
+ public:
+  explicit Reader(const Limits& limits) : m_limits(limits) {}
+
+  std::string str(const flatbuffers::String* s, const char* field, bool required = false) const {
+    if (!s) {
+      if (required) throw Malformed{std::string("missing ") + field};
+      return {};
+    }
+    if (s->size() > m_limits.max_string_bytes) throw Malformed{std::string(field) + " is too long"};
+    return s->str();
+  }
+
+  std::vector<std::string> strs(const flatbuffers::Vector<Offset<flatbuffers::String>>* v, const char* field) const {
+    std::vector<std::string> out;
+    if (!v) return out;
+    if (v->size() > m_limits.max_list_items) throw Malformed{std::string(field) + " has too many items"};
+    for (const auto* s : *v) out.push_back(str(s, field, true));
+    return out;
+  }
+
+  Block rect(const w::Rect* r) const {
+    if (!r) throw Malformed{"missing rect"};
+    Block b{r->frame(), r->x(), r->y(), r->width(), r->height()};
+    const int side = m_limits.max_image_side;
+    if (b.frame < 1 || b.x < 0 || b.y < 0 || b.width < 1 || b.height < 1 || b.x > side - b.width ||
+        b.y > side - b.height) {
+      throw Malformed{"rect out of range"};
+    }
+    return b;
+  }
+
+  template <class E>
+  E enumeration(uint8_t raw, uint8_t max_value, const char* field) const {
+    if (raw > max_value) throw Malformed{std::string("unknown ") + field};
+    return static_cast<E>(raw);
+  }
+
+  Message body(const w::Envelope* env) const {
+    // The verifier accepts a union type with no value (and unknown types, for forward
+    // compatibility); both would leave body_as_*() returning null.
+    if (!env->body()) throw Malformed{"missing body"};
+    switch (env->body_type()) {
+      case w::Body::Hello: {
+        const auto* x = env->body_as_Hello();
+        Hello h;
+        h.protocol_version = x->protocol_version();
+        h.build_id = str(x->build_id(), "build_id");
+        h.worker_name = str(x->worker_name(), "worker_name");
+        h.threads = x->threads();
+        if (h.threads < 1 || h.threads > 4096) throw Malformed{"threads out of range"};
+        h.cached_assets = strs(x->cached_assets(), "cached_assets");
+        return h;
+      }
+      case w::Body::Welcome: {
+        const auto* x = env->body_as_Welcome();
+        Welcome m;
+        m.protocol_version = x->protocol_version();
+        m.job_id = x->job_id();
+        m.scene_name = str(x->scene_name(), "scene_name", true);
+        if (x->assets()) {
+          if (x->assets()->size() > m_limits.max_list_items) throw Malformed{"too many assets"};
+          for (const auto* a : *x->assets()) {
+            m.assets.push_back({str(a->hash(), "asset hash", true), str(a->name(), "asset name", true), a->size()});
+          }
+        }
+        m.overrides = strs(x->overrides(), "overrides");
+        m.heartbeat_ms = x->heartbeat_ms();
+        m.liveness = x->liveness();
+        m.pixel_encoding = enumeration<PixelEncoding>(static_cast<uint8_t>(x->pixel_encoding()), 2, "pixel encoding");
+        m.compression = enumeration<Compression>(static_cast<uint8_t>(x->compression()), 1, "compression");
+        return m;
+      }
+      case w::Body::AssetRequest:
+        return AssetRequest{strs(env->body_as_AssetRequest()->hashes(), "hashes")};
+      case w::Body::AssetData: {
+        const auto* x = env->body_as_AssetData();
+        AssetData a;
+        a.hash = str(x->hash(), "hash", true);
+        if (x->data()) a.data.assign(x->data()->begin(), x->data()->end());
+        return a;
+      }
+      case w::Body::WorkRequest: {
+        uint32_t credits = env->body_as_WorkRequest()->credits();
+        if (credits > 65536) throw Malformed{"credits out of range"};
+        return WorkRequest{credits};
+      }
+      case w::Body::Assign: {
+        const auto* x = env->body_as_Assign();
+        return Assign{x->job_id(), x->attempt(), rect(x->rect())};
+      }
+      case w::Body::Result: {
+        const auto* x = env->body_as_Result();
+        Result r;
+        r.job_id = x->job_id();
+        r.attempt = x->attempt();
+        r.rect = rect(x->rect());
+        r.encoding = enumeration<PixelEncoding>(static_cast<uint8_t>(x->encoding()), 2, "pixel encoding");
+        r.compression = enumeration<Compression>(static_cast<uint8_t>(x->compression()), 1, "compression");
+        r.raw_size = x->raw_size();
+        if (x->pixels()) r.pixels.assign(x->pixels()->begin(), x->pixels()->end());
+        r.render_seconds = x->render_seconds();
+        r.rays = x->rays();
+        r.queued_seconds = x->queued_seconds();
+        return r;
+      }
+      case w::Body::Cancel: {
+        const auto* x = env->body_as_Cancel();
+        return Cancel{x->job_id(), x->attempt()};
+      }
+      case w::Body::Heartbeat: {
+        const auto* x = env->body_as_Heartbeat();
+        return Heartbeat{x->sequence(), x->ping()};
+      }
+      case w::Body::JobDone:
+        return JobDone{env->body_as_JobDone()->job_id()};
+      case w::Body::Error: {
+        const auto* x = env->body_as_Error();
+        return Error{enumeration<ErrorCode>(static_cast<uint8_t>(x->code()), 3, "error code"),
+                     str(x->message(), "message")};
+      }
+      default:
+        throw Malformed{"unknown message type " + std::to_string(static_cast<int>(env->body_type()))};
+    }
+  }
+
+ private:
+  const Limits& m_limits;
+};
+
+}  // namespace
+
+std::vector<uint8_t> encode(const Message& message) {
+  FlatBufferBuilder b(256);
+  auto [type, body] = build(b, message);
+  b.Finish(w::CreateEnvelope(b, type, body));
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
+  Decoded out;
+  if (!data || size < 8) {
+    out.error = "message too short (" + std::to_string(size) + " bytes)";
+    return out;
+  }
+  if (size > limits.max_message_bytes) {
+    out.error = "message too large (" + std::to_string(size) + " bytes)";
+    return out;
+  }
+  // The verifier checks every offset, vector length and string terminator against the buffer
+  // before anything is read; depth and table counts bound the work a hostile buffer can cause.
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/16, /*max_tables=*/1000000);
+  if (!w::VerifyEnvelopeBuffer(verifier)) {
+    out.error = "malformed message (failed verification)";
+    return out;
+  }
+  const w::Envelope* env = w::GetEnvelope(data);
+  try {
+    out.message = Reader(limits).body(env);
+  } catch (const Malformed& m) {
+    // EnumNameBody would index past its table for an unknown type: name it ourselves.
+    auto type = static_cast<unsigned>(env->body_type());
+    std::string name = type >= 1 && type <= static_cast<unsigned>(w::Body::MAX) ? w::EnumNamesBody()[type] : "message";
+    out.error = "malformed " + name + ": " + m.what;
+  } catch (const std::exception& e) {  // e.g. allocation failure on a huge but valid vector
+    out.error = std::string("cannot decode message: ") + e.what();
+  }
+  return out;
+}
+
+const char* message_name(const Message& message) {
+  static const char* const names[] = {"Hello",   "Welcome", "AssetRequest", "AssetData", "WorkRequest", "Assign",
+                                      "Result",  "Cancel",  "Heartbeat",    "JobDone",   "Error"};
+  return names[message.index()];
+}
+
+}  // namespace farm::proto

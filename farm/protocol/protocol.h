@@ -1,0 +1,123 @@
+// The farm's protocol: message types and their encoding to bytes and back. This module only
+// (de)serialises; it knows nothing of sockets or scheduling. FlatBuffers provides the codec
+// and the verifier; every size and count is also checked here against Limits, and a
+// malformed message is returned as an error value, never thrown.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scheduler/block.h"
+
+namespace farm::proto {
+
+// Bump when a change breaks old peers; Hello/Welcome carry it and mismatches are refused.
+constexpr uint32_t k_protocol_version = 1;
+
+enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
+enum class Compression : uint8_t { none = 0, zstd = 1 };
+enum class ErrorCode : uint8_t { incompatible = 0, bad_message = 1, scene_failed = 2, internal = 3 };
+
+struct Hello {
+  uint32_t protocol_version = k_protocol_version;
+  std::string build_id;
+  std::string worker_name;
+  uint32_t threads = 1;
+  std::vector<std::string> cached_assets;
+};
+
+struct AssetRef {
+  std::string hash;
+  std::string name;
+  uint64_t size = 0;
+};
+
+struct Welcome {
+  uint32_t protocol_version = k_protocol_version;
+  uint64_t job_id = 0;
+  std::string scene_name;
+  std::vector<AssetRef> assets;
+  std::vector<std::string> overrides;
+  uint32_t heartbeat_ms = 1000;
+  uint32_t liveness = 3;
+  PixelEncoding pixel_encoding = PixelEncoding::float32;
+  Compression compression = Compression::none;
+};
+
+struct AssetRequest {
+  std::vector<std::string> hashes;
+};
+
+struct AssetData {
+  std::string hash;
+  std::vector<uint8_t> data;
+};
+
+struct WorkRequest {
+  uint32_t credits = 1;
+};
+
+struct Assign {
+  uint64_t job_id = 0;
+  uint64_t attempt = 0;
+  Block rect;
+};
+
+struct Result {
+  uint64_t job_id = 0;
+  uint64_t attempt = 0;
+  Block rect;
+  PixelEncoding encoding = PixelEncoding::float32;
+  Compression compression = Compression::none;
+  uint64_t raw_size = 0;
+  std::vector<uint8_t> pixels;
+  double render_seconds = 0;
+  uint64_t rays = 0;
+  double queued_seconds = 0;
+};
+
+struct Cancel {
+  uint64_t job_id = 0;
+  uint64_t attempt = 0;
+};
+
+struct Heartbeat {
+  uint64_t sequence = 0;
+  bool ping = true;
+};
+
+struct JobDone {
+  uint64_t job_id = 0;
+};
+
+struct Error {
+  ErrorCode code = ErrorCode::internal;
+  std::string message;
+};
+
+using Message = std::variant<Hello, Welcome, AssetRequest, AssetData, WorkRequest, Assign, Result, Cancel, Heartbeat,
+                             JobDone, Error>;
+
+// Upper bounds a decoder enforces. The defaults admit any legal message of a 16k x 16k image.
+struct Limits {
+  size_t max_message_bytes = size_t{1} << 30;  // assets can be large meshes
+  size_t max_string_bytes = 4096;
+  size_t max_list_items = 100000;
+  int max_image_side = 16384;
+};
+
+std::vector<uint8_t> encode(const Message& message);
+
+struct Decoded {
+  std::optional<Message> message;  // set on success
+  std::string error;               // set on failure: what was wrong
+};
+Decoded decode(const uint8_t* data, size_t size, const Limits& limits = {});
+
+// Name of the message's type, for logs ("Result", "Hello", ...).
+const char* message_name(const Message& message);
+
+}  // namespace farm::proto

@@ -1,0 +1,153 @@
+// Every message round-trips; malformed bytes are an error value, never a crash or a throw.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "protocol/protocol.h"
+
+using namespace farm;
+using namespace farm::proto;
+
+namespace {
+
+std::vector<Message> samples() {
+  Hello hello;
+  hello.build_id = "abc123";
+  hello.worker_name = "node-7";
+  hello.threads = 16;
+  hello.cached_assets = {"h1", "h2"};
+  Welcome welcome;
+  welcome.job_id = 42;
+  welcome.scene_name = "chess2.toml";
+  welcome.assets = {{"h1", "chess2.toml", 1234}, {"h2", "meshes/pawn.ply", 99999}};
+  welcome.overrides = {"width=800", "spp=4"};
+  welcome.heartbeat_ms = 500;
+  welcome.liveness = 4;
+  welcome.pixel_encoding = PixelEncoding::srgb8;
+  welcome.compression = Compression::zstd;
+  Result result;
+  result.job_id = 42;
+  result.attempt = 7;
+  result.rect = {2, 32, 64, 16, 8};
+  result.encoding = PixelEncoding::float32;
+  result.raw_size = 16 * 8 * 12;
+  result.pixels.assign(16 * 8 * 12, 0x5a);
+  result.render_seconds = 0.25;
+  result.rays = 123456789;
+  result.queued_seconds = 0.01;
+  return {hello,
+          welcome,
+          AssetRequest{{"h1", "h2"}},
+          AssetData{"h1", {1, 2, 3, 0, 255}},
+          WorkRequest{5},
+          Assign{42, 9, {1, 0, 0, 32, 32}},
+          result,
+          Cancel{42, 9},
+          Heartbeat{77, false},
+          JobDone{42},
+          Error{ErrorCode::incompatible, "protocol 2 != 1"}};
+}
+
+bool same(const Message& a, const Message& b) {
+  if (a.index() != b.index()) return false;
+  // Re-encoding is deterministic, so equal bytes mean equal messages.
+  return encode(a) == encode(b);
+}
+
+}  // namespace
+
+TEST_CASE("protocol: every message type round-trips") {
+  for (const Message& m : samples()) {
+    CAPTURE(message_name(m));
+    std::vector<uint8_t> bytes = encode(m);
+    Decoded d = decode(bytes.data(), bytes.size());
+    REQUIRE(d.message.has_value());
+    CHECK(d.error.empty());
+    CHECK(same(*d.message, m));
+  }
+  // Field-level spot checks, so a codec that dropped fields symmetrically would still fail.
+  auto bytes = encode(samples()[6]);
+  Decoded dr = decode(bytes.data(), bytes.size());
+  const Result& r = std::get<Result>(*dr.message);
+  CHECK(r.rect == Block{2, 32, 64, 16, 8});
+  CHECK(r.rays == 123456789u);
+  CHECK(r.pixels.size() == 16u * 8 * 12);
+  CHECK(r.render_seconds == 0.25);
+  auto wb = encode(samples()[1]);
+  Decoded dw = decode(wb.data(), wb.size());
+  const Welcome& w = std::get<Welcome>(*dw.message);
+  CHECK(w.assets.size() == 2);
+  CHECK(w.assets[1].name == "meshes/pawn.ply");
+  CHECK(w.pixel_encoding == PixelEncoding::srgb8);
+}
+
+TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {
+  for (const Message& m : samples()) {
+    std::string name = message_name(m);
+    CAPTURE(name);
+    std::vector<uint8_t> bytes = encode(m);
+    for (size_t cut = 0; cut < bytes.size(); cut += (cut + 8 < bytes.size() ? 1 + bytes.size() / 97 : 1)) {
+      CAPTURE(cut);
+      CAPTURE(bytes.size());
+      Decoded d = decode(bytes.data(), cut);
+      if (d.message) {
+        CHECK(same(*d.message, m));  // FlatBuffers may end in alignment padding
+      } else {
+        CHECK_FALSE(d.error.empty());
+      }
+    }
+  }
+  CHECK_FALSE(decode(nullptr, 0).message.has_value());
+}
+
+TEST_CASE("protocol: random garbage and bit flips never crash and are mostly rejected") {
+  std::mt19937 rng(1234);
+  int rejected = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> bytes(rng() % 300);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    Decoded d = decode(bytes.data(), bytes.size());
+    if (!d.message) {
+      ++rejected;
+      CHECK_FALSE(d.error.empty());
+    }
+  }
+  CHECK(rejected > 19900);
+  // Bit flips in valid messages: whatever decodes must re-encode without trouble.
+  for (const Message& m : samples()) {
+    std::vector<uint8_t> bytes = encode(m);
+    for (int i = 0; i < 2000; ++i) {
+      std::vector<uint8_t> copy = bytes;
+      copy[rng() % copy.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      Decoded d = decode(copy.data(), copy.size());
+      if (d.message) (void)encode(*d.message);
+    }
+  }
+}
+
+TEST_CASE("protocol: semantic limits are enforced") {
+  Limits limits;
+  limits.max_image_side = 1000;
+  auto bytes = encode(Assign{1, 2, {1, 990, 0, 32, 32}});
+  Decoded d = decode(bytes.data(), bytes.size(), limits);
+  CHECK_FALSE(d.message);
+  CHECK(d.error.find("rect") != std::string::npos);
+  auto neg = encode(Assign{1, 2, {1, -5, 0, 4, 4}});
+  CHECK_FALSE(decode(neg.data(), neg.size()).message);
+  auto zero = encode(Assign{1, 2, {0, 0, 0, 4, 4}});  // frames start at 1
+  CHECK_FALSE(decode(zero.data(), zero.size()).message);
+  Hello h;
+  h.worker_name = std::string(5000, 'x');
+  auto long_name = encode(h);
+  Decoded dh = decode(long_name.data(), long_name.size());
+  CHECK_FALSE(dh.message);
+  CHECK(dh.error.find("too long") != std::string::npos);
+  h.worker_name = "ok";
+  h.threads = 0;
+  auto no_threads = encode(h);
+  CHECK_FALSE(decode(no_threads.data(), no_threads.size()).message);
+  limits = {};
+  limits.max_message_bytes = 100;
+  auto big = encode(AssetData{"h", std::vector<uint8_t>(1000, 1)});
+  CHECK(decode(big.data(), big.size(), limits).error.find("too large") != std::string::npos);
+}
