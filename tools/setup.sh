@@ -13,7 +13,8 @@ packages=(
   doctest-dev                       # unit tests
   libassimp-dev                     # mesh import
   libcli11-dev libtoml11-dev        # CLI and scene files
-  libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol (issue 3)
+  libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
+  libsodium-dev                     # content hashes of shipped assets (BLAKE2b)
   python3 python3-matplotlib        # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
 )

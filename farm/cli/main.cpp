@@ -3,7 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/exit_codes.h"
+#include "cli/farm_commands.h"
 #include "cli/single_command.h"
+
+#include <unistd.h>
+#include <climits>
 
 int main(int argc, char** argv) {
   CLI::App app{"farm: a distributed ray-tracing render farm with adaptive block sizing"};
@@ -13,6 +17,12 @@ int main(int argc, char** argv) {
 
   farm::SingleOptions single;
   farm::add_single_command(app, single);
+  farm::RenderCommandOptions render;
+  farm::add_render_command(app, render);
+  farm::MasterOptions master;
+  farm::add_master_command(app, master);
+  farm::WorkerOptions worker;
+  farm::add_worker_command(app, worker);
 
   try {
     app.parse(argc, argv);
@@ -25,5 +35,14 @@ int main(int argc, char** argv) {
     return farm::k_exit_bad_input;
   }
   if (app.got_subcommand("single")) return farm::run_single(single);
+  if (app.got_subcommand("master")) return farm::run_master_command(master);
+  if (app.got_subcommand("worker")) return farm::run_worker_command(worker);
+  if (app.got_subcommand("render")) {
+    // Local workers are this same binary.
+    char self[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+    return farm::run_render_command(render, exe);
+  }
   return farm::k_exit_bad_input;
 }

@@ -29,28 +29,21 @@ uint8_t linear_to_srgb8(float v) {
   return static_cast<uint8_t>(std::min(255.0f, std::floor(s * 255.0f + 0.5f)));
 }
 
-void write_image(const std::string& path, int width, int height, const float* rgba) {
-  const ImageFormat format = image_format_for(path);
-  const size_t pixels = static_cast<size_t>(width) * height;
+namespace {
+
+// Writes through a temporary file in the same folder, renamed at the end.
+void write_via_temp(const std::string& path, int width, int height, int channels, OIIO::TypeDesc type,
+                    const void* data, bool is_exr, bool is_ppm) {
   std::filesystem::path final_path(path);
   // Keep the real extension last: OpenImageIO picks the writer from it.
   std::filesystem::path tmp = final_path.parent_path() /
                               (".tmp." + std::to_string(::getpid()) + "." + final_path.filename().string());
   auto out = OIIO::ImageOutput::create(tmp.string());
   if (!out) throw std::runtime_error("cannot write '" + path + "': " + OIIO::geterror());
-  bool ok;
-  if (format == ImageFormat::exr) {
-    OIIO::ImageSpec spec(width, height, 4, OIIO::TypeDesc::FLOAT);
-    spec.attribute("compression", "zip");
-    ok = out->open(tmp.string(), spec) && out->write_image(OIIO::TypeDesc::FLOAT, rgba);
-  } else {
-    std::vector<uint8_t> bytes(pixels * 3);
-    for (size_t i = 0; i < pixels; ++i)
-      for (int c = 0; c < 3; ++c) bytes[3 * i + c] = linear_to_srgb8(rgba[4 * i + c]);
-    OIIO::ImageSpec spec(width, height, 3, OIIO::TypeDesc::UINT8);
-    if (format == ImageFormat::ppm) spec.attribute("pnm:binary", 1);
-    ok = out->open(tmp.string(), spec) && out->write_image(OIIO::TypeDesc::UINT8, bytes.data());
-  }
+  OIIO::ImageSpec spec(width, height, channels, type);
+  if (is_exr) spec.attribute("compression", "zip");
+  if (is_ppm) spec.attribute("pnm:binary", 1);
+  bool ok = out->open(tmp.string(), spec) && out->write_image(type, data);
   std::string error = ok ? "" : out->geterror();
   ok = out->close() && ok;
   out.reset();
@@ -64,6 +57,27 @@ void write_image(const std::string& path, int width, int height, const float* rg
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write '" + path + "': " + ec.message());
   }
+}
+
+}  // namespace
+
+void write_image_rgb8(const std::string& path, int width, int height, const uint8_t* rgb) {
+  const ImageFormat format = image_format_for(path);
+  if (format == ImageFormat::exr) throw std::invalid_argument("8-bit pixels cannot be written as EXR: '" + path + "'");
+  write_via_temp(path, width, height, 3, OIIO::TypeDesc::UINT8, rgb, false, format == ImageFormat::ppm);
+}
+
+void write_image(const std::string& path, int width, int height, const float* rgba) {
+  const ImageFormat format = image_format_for(path);
+  if (format == ImageFormat::exr) {
+    write_via_temp(path, width, height, 4, OIIO::TypeDesc::FLOAT, rgba, true, false);
+    return;
+  }
+  const size_t pixels = static_cast<size_t>(width) * height;
+  std::vector<uint8_t> bytes(pixels * 3);
+  for (size_t i = 0; i < pixels; ++i)
+    for (int c = 0; c < 3; ++c) bytes[3 * i + c] = linear_to_srgb8(rgba[4 * i + c]);
+  write_image_rgb8(path, width, height, bytes.data());
 }
 
 }  // namespace rt

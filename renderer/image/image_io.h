@@ -23,4 +23,8 @@ uint8_t linear_to_srgb8(float v);
 // the same folder and renames it, so a reader never sees a half-written image.
 void write_image(const std::string& path, int width, int height, const float* rgba);
 
+// The 8-bit path of write_image for callers that already hold sRGB bytes (3 per pixel),
+// e.g. the farm's master. Same bytes on disk as write_image would produce.
+void write_image_rgb8(const std::string& path, int width, int height, const uint8_t* rgb);
+
 }  // namespace rt

@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,16 +40,16 @@
 // this definition takes precedence over the library's; throwing turns the failed check into
 // an ordinary import error. (AssertHandler.h, the proper way to set a handler, is not installed,
 // and DeadlyImportError's constructor is not exported, hence std::runtime_error.)
-namespace rt::detail {
+namespace {
 // Post-processing failures reach us without assimp's error string; this keeps the reason.
 thread_local std::string last_assimp_assert;
-}  // namespace rt::detail
+}  // namespace
 
 namespace Assimp {
 void aiAssertViolation(const char* expression, const char* file, int line) {
-  rt::detail::last_assimp_assert =
+  last_assimp_assert =
       std::string("assimp internal check failed: ") + expression + " (" + file + ":" + std::to_string(line) + ")";
-  throw std::runtime_error(rt::detail::last_assimp_assert);
+  throw std::runtime_error(last_assimp_assert);
 }
 }  // namespace Assimp
 
@@ -178,6 +179,137 @@ Content sniff_content(const std::string& path) {
   return Content::obj_text;
 }
 
+// PLY headers are checked by us because assimp 5.2 trusts them: it loops forever (allocating)
+// on a header that reaches end of file without "end_header", and it reserves memory for the
+// declared element counts before reading any (a 300-byte file declaring 2e9 vertices took
+// 23 GB and 88 s before failing). Headers are small, so demand the terminator early and bound
+// every declared count by the bytes that are really there.
+constexpr size_t k_max_ply_header_bytes = 64 * 1024;
+
+struct PlyElement {
+  uint64_t count = 0;
+  uint64_t min_bytes = 0;  // smallest encoding of one instance (binary: sizes; ascii: "0 " per value)
+};
+
+struct PlyHeader {
+  bool ascii = true;
+  size_t header_bytes = 0;  // up to and including the end_header line
+  std::vector<PlyElement> elements;
+};
+
+size_t find_ply_header_end(const std::string& head) {
+  for (size_t at = head.find("\nend_header"); at != std::string::npos; at = head.find("\nend_header", at + 1)) {
+    size_t after = at + std::strlen("\nend_header");
+    if (after < head.size() && head[after] == '\n') return after + 1;
+    if (after + 1 < head.size() && head[after] == '\r' && head[after + 1] == '\n') return after + 2;
+  }
+  fail("PLY header has no end_header line in its first 64 KiB (truncated or not PLY)");
+}
+
+uint64_t ply_type_bytes(const std::string& type) {
+  if (type == "char" || type == "uchar" || type == "int8" || type == "uint8") return 1;
+  if (type == "short" || type == "ushort" || type == "int16" || type == "uint16") return 2;
+  if (type == "double" || type == "float64") return 8;
+  return 4;  // int, uint, float and their sized names; unknown types are assimp's to reject
+}
+
+uint64_t parse_ply_count(const std::string& word) {
+  if (word.empty() || word.size() > 19 || word.find_first_not_of("0123456789") != std::string::npos) {
+    fail("PLY element count '" + word.substr(0, 32) + "' is not a non-negative integer");
+  }
+  return std::stoull(word);
+}
+
+// One header line: "format ...", "element <name> <count>", "property [list <count type>] ...".
+void parse_ply_header_line(const std::string& line, PlyHeader& header) {
+  std::istringstream words(line);
+  std::string keyword;
+  words >> keyword;
+  if (keyword == "format") {
+    std::string encoding;
+    words >> encoding;
+    header.ascii = encoding == "ascii";
+  } else if (keyword == "element") {
+    std::string name, count;
+    words >> name >> count;
+    header.elements.push_back({parse_ply_count(count), 0});
+  } else if (keyword == "property" && !header.elements.empty()) {
+    std::string type, count_type;
+    words >> type;
+    if (type == "list") words >> count_type;  // a list costs at least its (possibly zero) count
+    header.elements.back().min_bytes += header.ascii ? 2 : ply_type_bytes(type == "list" ? count_type : type);
+  }
+}
+
+PlyHeader parse_ply_header(const std::string& path) {
+  std::string head = read_head(path, k_max_ply_header_bytes);
+  PlyHeader header;
+  header.header_bytes = find_ply_header_end(head);
+  std::istringstream lines(head.substr(0, header.header_bytes));
+  for (std::string line; std::getline(lines, line);) parse_ply_header_line(line, header);
+  return header;
+}
+
+void check_ply_header(const std::string& path, uint64_t file_size) {
+  PlyHeader header = parse_ply_header(path);
+  uint64_t body = file_size - header.header_bytes;
+  uint64_t needed = 0;
+  for (const PlyElement& e : header.elements) {
+    uint64_t per = std::max<uint64_t>(e.min_bytes, 1);
+    if (e.count > body / per) fail("PLY header declares more elements than the file can hold (truncated?)");
+    needed += e.count * per;
+    if (needed > body) fail("PLY header declares more data than the file holds (truncated?)");
+  }
+}
+
+// GLB headers declare the file and JSON chunk lengths; assimp allocates what they declare, so
+// a 4 KiB file claiming a 2 GB chunk costs seconds and gigabytes before failing. They must
+// agree with the real size. (glTF 1.0 binary: contentLength/contentFormat in the same places.)
+void check_glb_header(std::string_view header, uint64_t file_size) {
+  if (header.size() < 20) fail("GLB file is shorter than its 20-byte header");
+  uint64_t declared = read_le32(header, 8);
+  if (declared != file_size) {
+    fail("GLB header declares " + std::to_string(declared) + " bytes but the file has " + std::to_string(file_size));
+  }
+  if (20 + uint64_t{read_le32(header, 12)} > file_size) fail("GLB JSON chunk runs past the end of the file");
+  constexpr uint32_t k_json_chunk = 0x4E4F534A;  // "JSON" little-endian
+  if (read_le32(header, 4) == 2 && read_le32(header, 16) != k_json_chunk) fail("GLB first chunk is not JSON");
+}
+
+// The JSON of a .gltf (the whole file) or a .glb (its first chunk).
+std::string read_gltf_json(const std::string& path, MeshFormat format, uint64_t file_size) {
+  if (format == MeshFormat::gltf) return read_head(path, file_size);
+  std::string header = read_head(path, 20);
+  check_glb_header(header, file_size);
+  return read_head(path, 20 + uint64_t{read_le32(header, 12)}).substr(20);
+}
+
+// For quoting file content in messages: hostile bytes stay out of logs and terminals.
+std::string printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return out;
+}
+
+// Assimp 5.2's glTF2 importer does strchr(mimeType, '/') + 1 on embedded images and then
+// strcmp()s the result: a mimeType without '/' dereferences address 1 (found by mutating
+// BoxTextured.glb). Refuse such files before assimp sees them.
+void check_gltf_mime_types(std::string_view json) {
+  constexpr std::string_view key = "\"mimeType\"";
+  for (size_t at = json.find(key); at != std::string_view::npos; at = json.find(key, at + 1)) {
+    size_t v = at + key.size();
+    while (v < json.size() && (std::isspace(static_cast<unsigned char>(json[v])) || json[v] == ':')) ++v;
+    if (v >= json.size() || json[v] != '"') continue;  // not a string: assimp ignores it
+    size_t end = json.find('"', v + 1);
+    std::string_view value = json.substr(v + 1, end == std::string_view::npos ? std::string_view::npos : end - v - 1);
+    if (value.find('/') == std::string_view::npos) {
+      fail("glTF image mimeType \"" + printable(value.substr(0, 64)) + "\" is not of the form type/subtype");
+    }
+  }
+}
+
 // Checks existence, size and content against the extension; returns the format to import.
 MeshFormat check_file(const std::string& path) {
   namespace fs = std::filesystem;
@@ -198,6 +330,10 @@ MeshFormat check_file(const std::string& path) {
   if (content == Content::empty) fail("file is empty");
   if (!matches(*format, content)) {
     fail("content does not match the extension '" + ext + "': it looks like " + describe(content));
+  }
+  if (*format == MeshFormat::ply) check_ply_header(path, size);
+  if (*format == MeshFormat::gltf || *format == MeshFormat::glb) {
+    check_gltf_mime_types(read_gltf_json(path, *format, size));
   }
   return *format;
 }
@@ -288,14 +424,14 @@ unsigned post_process_flags() {
 [[noreturn]] void fail_with_assimp_error(const Assimp::Importer& importer) {
   const char* error = importer.GetErrorString();
   if (error && *error) fail(error);
-  if (!detail::last_assimp_assert.empty()) fail(detail::last_assimp_assert);
+  if (!last_assimp_assert.empty()) fail(last_assimp_assert);
   fail("assimp failed without an error message");
 }
 
 // Two phases: a validated raw import we can inspect, then the post-processing steps. Together
 // they run exactly what ReadFile(all flags) would, in the same order.
 const aiScene* import_scene(Assimp::Importer& importer, const std::string& path) {
-  detail::last_assimp_assert.clear();
+  last_assimp_assert.clear();
   importer.SetIOHandler(new GuardedIOSystem);  // the importer owns it
   importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
   importer.SetPropertyBool(AI_CONFIG_IMPORT_NO_SKELETON_MESHES, true);
@@ -344,6 +480,16 @@ bool is_triangle_mesh(const aiMesh& m) {
   return (m.mPrimitiveTypes & aiPrimitiveType_TRIANGLE) && m.mNumFaces > 0 && m.mVertices;
 }
 
+// Validation ran on the raw import; post-processing should keep indices in range, but one bad
+// index here would be an out-of-bounds read (or a bad Embree buffer) later, so check anyway.
+bool is_usable_triangle(const aiMesh& m, const aiFace& face) {
+  if (face.mNumIndices != 3 || !face.mIndices) return false;
+  for (int k = 0; k < 3; ++k) {
+    if (face.mIndices[k] >= m.mNumVertices) fail("a face refers to a vertex that does not exist");
+  }
+  return true;
+}
+
 bool is_valid_normal(Vec3 n) { return is_finite(n) && length_squared(n) > 0.0f; }
 
 // A file's normals are kept if at least one is usable; the few bad ones (the Stanford dragon
@@ -370,7 +516,7 @@ std::vector<Vec3> repaired_normals(const aiMesh& m) {
   if (!any_bad) return normals;
   for (unsigned f = 0; f < m.mNumFaces; ++f) {
     const aiFace& face = m.mFaces[f];
-    if (face.mNumIndices != 3) continue;
+    if (!is_usable_triangle(m, face)) continue;
     Vec3 p0 = to_vec3(m.mVertices[face.mIndices[0]]);
     Vec3 area_normal = cross(to_vec3(m.mVertices[face.mIndices[1]]) - p0, to_vec3(m.mVertices[face.mIndices[2]]) - p0);
     for (int k = 0; k < 3; ++k) {
@@ -436,7 +582,7 @@ void append_indexed(const aiMesh& m, const MergePlan& plan, TriangleMesh& out) {
   }
   for (unsigned f = 0; f < m.mNumFaces; ++f) {
     const aiFace& face = m.mFaces[f];
-    if (face.mNumIndices != 3) continue;
+    if (!is_usable_triangle(m, face)) continue;
     for (int k = 0; k < 3; ++k) out.indices.push_back(base + face.mIndices[k]);
     out.face_materials.push_back(m.mMaterialIndex);
   }
@@ -447,7 +593,7 @@ void append_indexed(const aiMesh& m, const MergePlan& plan, TriangleMesh& out) {
 void append_flat(const aiMesh& m, const MergePlan& plan, TriangleMesh& out) {
   for (unsigned f = 0; f < m.mNumFaces; ++f) {
     const aiFace& face = m.mFaces[f];
-    if (face.mNumIndices != 3) continue;
+    if (!is_usable_triangle(m, face)) continue;
     uint32_t base = vertex_base(out, 3);
     Vec3 p[3];
     for (int k = 0; k < 3; ++k) p[k] = to_vec3(m.mVertices[face.mIndices[k]]);

@@ -222,10 +222,14 @@ void read_material(ParseContext& ctx, const TableReader& r) {
   m.loc = r.loc();
   // Clear glass and perfect mirrors by default; diffuse-like materials default to 0.8 grey.
   if (m.kind == MaterialKind::glass || m.kind == MaterialKind::mirror) m.albedo.value = Color{1.0f};
-  if (const toml::value* albedo = r.find("albedo"); albedo && albedo->is_string())
+  if (const toml::value* albedo = r.find("albedo"); albedo && albedo->is_string()) {
     m.albedo.texture = ctx.textures.lookup(r, "albedo");
-  else
+  } else if (albedo && !albedo->is_integer() && !albedo->is_floating() && !albedo->is_array()) {
+    r.fail_at("albedo", "'albedo' must be a colour (a number or [r, g, b]) or a texture name, got " +
+                            describe_value(*albedo));
+  } else {
     m.albedo.value = r.get_color("albedo", m.albedo.value, k_unit);
+  }
   m.specular = r.get_color("specular", m.specular, k_unit);
   m.roughness = r.get_float("roughness", m.roughness, NumRange::closed(0.001, 1));
   m.ior = r.get_float("ior", m.ior, NumRange{1, 4, true, false});

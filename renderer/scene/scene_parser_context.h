@@ -4,7 +4,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scene/scene_desc.h"
@@ -56,7 +58,7 @@ struct ParseContext {
 
 // Reads `type` from `reader`, then rejects keys that are neither in `common` nor in that
 // type's keys, saying so when a key belongs to another type ("'radius' does not apply to
-// box objects").
+// object type 'box' (it is for: sphere, cylinder)").
 template <typename Kind>
 const KindKeys<Kind>& read_kind(const TableReader& reader, const std::vector<KindKeys<Kind>>& kinds,
                                 const std::vector<std::string>& common, const std::string& noun);
@@ -68,8 +70,7 @@ std::vector<const toml::value*> tables_in(const TableReader& parent, const std::
 void read_prototypes(ParseContext& ctx, const TableReader& root);
 void read_objects(ParseContext& ctx, const TableReader& root);
 
-// --- template implementation ---
-
+// Helpers of read_kind, defined in scene_parser.cpp.
 [[noreturn]] void fail_unknown_kind(const TableReader& reader, const std::string& noun,
                                     const std::vector<std::string>& names);
 void check_kind_keys(const TableReader& reader, const std::string& noun, const std::string& type,

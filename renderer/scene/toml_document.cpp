@@ -82,63 +82,46 @@ TomlDocument::TomlDocument(std::string text, std::string file) : m_file(std::mov
   if (m_text.size() > k_max_scene_bytes)
     fail({m_file, 1, 1}, "scene file is too large (" + std::to_string(m_text.size()) + " bytes; the limit is " +
                              std::to_string(k_max_scene_bytes >> 20) + " MiB): put big geometry in mesh files");
-  check_nesting();
-  parse();
-}
-
-void TomlDocument::check_nesting() const {
-  // A light lexer: skips comments and strings, counts open [ and {. Malformed input only
-  // needs to avoid false alarms here; toml11 reports the actual syntax error afterwards.
-  const std::string& t = m_text;
-  const size_t n = t.size();
-  int depth = 0;
-  size_t i = 0;
-  while (i < n) {
-    char c = t[i];
-    if (c == '#') {
-      while (i < n && t[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
-      const std::string triple(3, c);
-      const bool multi = t.compare(i, 3, triple) == 0;
-      i += multi ? 3 : 1;
-      while (i < n) {
-        if (c == '"' && t[i] == '\\') {
-          i += 2;
-        } else if (!multi && t[i] == '\n') {
-          break;  // unterminated: toml11 will say so
-        } else if (multi ? t.compare(i, 3, triple) == 0 : t[i] == c) {
-          i += multi ? 3 : 1;
-          break;
-        } else {
-          ++i;
-        }
-      }
-    } else {
-      if (c == '[' || c == '{') {
-        if (++depth > k_max_toml_nesting)
-          fail(loc_at(i), "arrays/inline tables nested more than " + std::to_string(k_max_toml_nesting) + " deep");
-      } else if ((c == ']' || c == '}') && depth > 0) {
-        --depth;
-      }
-      ++i;
-    }
+  try {
+    m_prepared = prepare_for_toml11(m_text);
+  } catch (const PrescanError& e) {
+    fail(loc_at(e.offset()), e.what());
   }
+  parse();
 }
 
 void TomlDocument::parse() {
   try {
-    std::istringstream in(m_text);
-    m_root = toml::parse(in, m_file);
+    std::istringstream in(m_prepared.text);
+    // toml11 copies the name into every value's source region; messages use m_file anyway,
+    // and a short name stays inside std::string's small buffer.
+    m_root = toml::parse(in, "scene");
   } catch (const toml::exception& e) {
-    TomlMessage m = digest_toml_message(e.what());
-    SourceLoc at{m_file, m.line, m.column};
-    if (m.line <= 0) at = {m_file, static_cast<int>(e.location().line()), static_cast<int>(e.location().column())};
-    fail(at, "TOML syntax error: " + (m.summary.empty() ? std::string("cannot parse") : m.summary));
+    fail_syntax(e);
   } catch (const std::exception& e) {
     // Not expected from toml11 for any input, but a scene error is the right report.
     fail({m_file, 1, 1}, std::string("TOML error: ") + e.what());
   }
   if (!m_root.is_table()) fail({m_file, 1, 1}, "TOML document is not a table");
+}
+
+void TomlDocument::fail_syntax(const toml::exception& e) const {
+  TomlMessage m = digest_toml_message(e.what());
+  int line = m.line > 0 ? m.line : static_cast<int>(e.location().line());
+  int column = m.line > 0 ? m.column : static_cast<int>(e.location().column());
+  // toml11 counted lines and columns in the prepared text: map them back to the user's.
+  size_t offset = 0;
+  int current = 1;
+  const std::string& t = m_prepared.text;
+  while (current < line && offset < t.size()) {
+    size_t nl = t.find('\n', offset);
+    if (nl == std::string::npos) break;
+    offset = nl + 1;
+    ++current;
+  }
+  offset = std::min(offset + static_cast<size_t>(std::max(column, 1) - 1), t.size());
+  fail(loc_at(m_prepared.original_offset(offset)),
+       "TOML syntax error: " + (m.summary.empty() ? std::string("cannot parse") : m.summary));
 }
 
 std::optional<size_t> TomlDocument::offset_of(const toml::value& v) const {
@@ -147,7 +130,7 @@ std::optional<size_t> TomlDocument::offset_of(const toml::value& v) const {
   const auto* reg = dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v));
   if (reg && reg->is_ok()) {
     auto off = std::distance(reg->begin(), reg->first());
-    if (off >= 0 && static_cast<size_t>(off) <= m_text.size()) return static_cast<size_t>(off);
+    if (off >= 0) return std::min(m_prepared.original_offset(static_cast<size_t>(off)), m_text.size());
   }
   // Arrays of tables ([[object]]) carry no range of their own: use the first header.
   if (v.is_array() && !v.as_array().empty()) return offset_of(v.as_array().front());

@@ -71,6 +71,7 @@ std::string describe_value(const toml::value& v) {
     case toml::value_t::string: return "a string";
     case toml::value_t::array: {
       size_t n = v.as_array().size();
+      if (n == 0) return "an empty array";
       return n == 1 ? "an array of 1 value" : "an array of " + std::to_string(n) + " values";
     }
     case toml::value_t::table: return "a table";
@@ -91,9 +92,15 @@ std::string quote_name(const std::string& s) {
 }
 
 std::string join_names(const std::vector<std::string>& names) {
+  constexpr size_t k_max_listed = 30;  // a message, not an inventory
+  constexpr size_t k_max_length = 60;
   if (names.empty()) return "none";
   std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (size_t i = 0; i < names.size() && i < k_max_listed; ++i) {
+    const std::string& n = names[i];
+    out += (i == 0 ? "" : ", ") + (n.size() > k_max_length ? n.substr(0, k_max_length) + "..." : n);
+  }
+  if (names.size() > k_max_listed) out += ", ... (" + std::to_string(names.size() - k_max_listed) + " more)";
   return out;
 }
 

@@ -12,15 +12,13 @@
 #include <toml.hpp>
 
 #include "scene/scene_desc.h"
+#include "scene/toml_prescan.h"
 
 namespace rt {
 
-// Scene files larger than this are refused: toml11 parses at a few MB/s, and big geometry
-// belongs in mesh files.
-constexpr size_t k_max_scene_bytes = size_t{16} << 20;
-// toml11 parses nested arrays and inline tables recursively; deeper input is refused before
-// it can exhaust the stack.
-constexpr int k_max_toml_nesting = 64;
+// Scene files larger than this are refused: toml11 needs about a second and a few hundred
+// MB of memory per MB of dense TOML, and big geometry belongs in mesh files.
+constexpr size_t k_max_scene_bytes = size_t{8} << 20;
 
 // Allowed values of a number, able to say so in an error message.
 struct NumRange {
@@ -41,8 +39,8 @@ struct NumRange {
 // The parsed document plus what is needed to point into its text.
 class TomlDocument {
  public:
-  // Throws SceneError located at the syntax error (or at the over-deep bracket) if `text`
-  // is not acceptable TOML. `file` is the name used in messages.
+  // Throws SceneError located at the syntax error (or at what the prescan refused) if
+  // `text` is not acceptable TOML. `file` is the name used in messages.
   TomlDocument(std::string text, std::string file);
 
   const toml::value& root() const { return m_root; }
@@ -60,12 +58,13 @@ class TomlDocument {
  private:
   std::optional<size_t> offset_of(const toml::value& v) const;
   SourceLoc loc_at(size_t offset) const;
-  void check_nesting() const;
   void parse();
+  [[noreturn]] void fail_syntax(const toml::exception& e) const;
 
   std::string m_file;
-  std::string m_text;
+  std::string m_text;                 // as written (less any byte order mark)
   std::vector<size_t> m_line_starts;  // byte offset of each line's first character
+  PreparedToml m_prepared;            // what toml11 parsed; its offsets map back to m_text
   toml::value m_root;
 };
 
@@ -120,7 +119,7 @@ class TableReader {
 std::string describe_value(const toml::value& v);
 // A user-written name for a message: quoted, shortened, non-printable bytes replaced.
 std::string quote_name(const std::string& s);
-// "a, b, c" (or "none" when empty).
+// "a, b, c" (or "none" when empty); long lists and names are shortened.
 std::string join_names(const std::vector<std::string>& names);
 // The candidate closest to `word` by edit distance when close enough to be a likely typo.
 std::optional<std::string> nearest_name(const std::string& word, const std::vector<std::string>& candidates);

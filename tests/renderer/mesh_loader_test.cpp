@@ -212,7 +212,7 @@ TEST_CASE("load_mesh_file: missing, empty, garbage and truncated files are Scene
   std::string garbage;
   for (int i = 0; i < 3000; ++i) garbage.push_back(static_cast<char>((i * 7919 + 13) % 256));
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "garbage.obj", garbage), {}), SceneError);
-  CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "garbage.glb", "glTF\x02\0\0\0" + garbage), {}), SceneError);
+  CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "garbage.glb", std::string("glTF\x02\0\0\0", 8) + garbage), {}), SceneError);
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "garbage.fbx", "Kaydara FBX Binary  " + garbage), {}), SceneError);
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "garbage.ply", "ply\n" + garbage), {}), SceneError);
 
@@ -221,6 +221,17 @@ TEST_CASE("load_mesh_file: missing, empty, garbage and truncated files are Scene
       "property float z\nelement face 50\nproperty list uchar int vertex_indices\nend_header\n"
       "\x01\x02\x03\x04\x05";
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "truncated.ply", truncated_ply), {}), SceneError);
+  // Assimp reserves what a PLY header declares before reading; the loader must refuse first.
+  std::string overclaiming_ply =
+      "ply\nformat ascii 1.0\nelement vertex 10000000\nproperty float x\nproperty float y\nproperty float z\n"
+      "end_header\n0 0 0\n";
+  CHECK(contains(load_error(write_file(dir / "overclaiming.ply", overclaiming_ply)), "declares more"));
+  // ... and loops forever on a header cut off before end_header.
+  CHECK(contains(load_error(write_file(dir / "cut_header.ply", "ply\nformat ascii 1.0\ncomm")), "end_header"));
+  // A GLB whose JSON chunk claims 2 GB: assimp would allocate it.
+  const char glb_bytes[] = "glTF\x02\0\0\0\x1c\0\0\0\0\0\0\x7fJSON{}      ";
+  std::string overclaiming_glb(glb_bytes, sizeof glb_bytes - 1);
+  CHECK(contains(load_error(write_file(dir / "overclaiming.glb", overclaiming_glb)), "GLB JSON chunk"));
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "truncated.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{"), {}), SceneError);
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "truncated.obj", "v 0 0 0\nv 1 0 0\nf 1 2 3"), {}), SceneError);
   fs::remove_all(dir);
@@ -267,6 +278,17 @@ TEST_CASE("load_mesh_file: glTF buffers pointing at devices do not hang or crash
           "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
           "nodes": [{"mesh": 0}], "scenes": [{"nodes": [0]}], "scene": 0})";
   CHECK_THROWS_AS(rt::load_mesh_file(write_file(dir / "dev.gltf", gltf), {}), SceneError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("load_mesh_file: glTF image mimeType without '/' is refused (crashes assimp 5.2)") {
+  fs::path dir = test_paths::temp_dir("mesh_gltf_mime");
+  std::string gltf =
+      R"({"asset": {"version": "2.0"}, "buffers": [{"uri": "data:application/octet-stream;base64,AAAA", "byteLength": 3}],
+          "bufferViews": [{"buffer": 0, "byteLength": 3}],
+          "images": [{"bufferView": 0, "mimeType": "imagepng"}]})";
+  std::string msg = load_error(write_file(dir / "mime.gltf", gltf));
+  CHECK(contains(msg, "mimeType"));
   fs::remove_all(dir);
 }
 

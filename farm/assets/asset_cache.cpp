@@ -1,0 +1,77 @@
+#include "assets/asset_cache.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "assets/asset_manifest.h"
+#include "assets/content_hash.h"
+
+namespace fs = std::filesystem;
+
+namespace farm {
+
+AssetCache::AssetCache(std::string root) : m_root(std::move(root)) {
+  fs::create_directories(fs::path(m_root) / "objects");
+}
+
+std::string AssetCache::object_path(const std::string& hash) const { return (fs::path(m_root) / "objects" / hash).string(); }
+
+bool AssetCache::has(const std::string& hash) const {
+  std::error_code ec;
+  return is_content_hash(hash) && fs::is_regular_file(object_path(hash), ec);
+}
+
+std::vector<std::string> AssetCache::cached_hashes() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(m_root) / "objects", ec)) {
+    std::string name = e.path().filename().string();
+    if (is_content_hash(name)) out.push_back(name);
+  }
+  return out;
+}
+
+std::string AssetCache::put(const std::string& hash, const std::vector<uint8_t>& data) {
+  if (!is_content_hash(hash)) return "not a content hash: '" + hash.substr(0, 80) + "'";
+  if (content_hash(data) != hash) return "content does not match its hash " + hash;
+  // Write a temporary file and rename it: a crash never leaves a truncated object behind.
+  std::string tmp = object_path(hash) + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!out) return "cannot write " + tmp;
+  }
+  std::error_code ec;
+  fs::rename(tmp, object_path(hash), ec);
+  if (ec) return "cannot store " + hash + ": " + ec.message();
+  return {};
+}
+
+std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets) const {
+  fs::path dir = fs::path(m_root) / "jobs" / std::to_string(job_id);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const proto::AssetRef& a : assets) {
+    if (!is_safe_relative_name(a.name)) throw std::runtime_error("unsafe asset name '" + a.name + "'");
+    if (!has(a.hash)) throw std::runtime_error("asset " + a.name + " (" + a.hash + ") is not in the cache");
+    fs::path target = dir / a.name;
+    fs::create_directories(target.parent_path());
+    std::error_code ec;
+    fs::create_hard_link(object_path(a.hash), target, ec);
+    if (ec) fs::copy_file(object_path(a.hash), target, fs::copy_options::overwrite_existing);
+  }
+  return dir.string();
+}
+
+std::string default_cache_dir() {
+  if (const char* c = std::getenv("FARM_CACHE"); c && *c) return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/farm";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/farm";
+  return "/tmp/farm-cache-" + std::to_string(::getuid());
+}
+
+}  // namespace farm

@@ -1,0 +1,55 @@
+#include "assets/asset_manifest.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "assets/content_hash.h"
+#include "scene/asset_search.h"
+
+namespace fs = std::filesystem;
+
+namespace farm {
+
+namespace {
+
+// `path` relative to the first search folder that contains it.
+std::string relative_name(const std::string& path, const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    fs::path rel = fs::path(path).lexically_relative(dir);
+    if (!rel.empty() && rel.native()[0] != '.' && !rel.is_absolute()) return rel.string();
+  }
+  throw std::runtime_error("asset '" + path +
+                           "' is outside the scene's folder and every asset folder, so it cannot be shipped to "
+                           "workers; refer to it relative to an --assets folder");
+}
+
+ManifestEntry entry_for(const std::string& path, const std::string& name) {
+  auto bytes = read_file_bytes(path);
+  if (!bytes) throw std::runtime_error("cannot read '" + path + "'");
+  ManifestEntry e;
+  e.path = path;
+  e.ref = {content_hash(*bytes), name, bytes->size()};
+  return e;
+}
+
+}  // namespace
+
+bool is_safe_relative_name(const std::string& name) {
+  if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos) return false;
+  fs::path p(name);
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) return false;
+  for (const auto& part : p)
+    if (part == ".." || part == ".") return false;
+  return true;
+}
+
+std::vector<ManifestEntry> build_manifest(const std::string& scene_path, const rt::SceneDesc& desc,
+                                          const rt::AssetSearch& search) {
+  std::vector<std::string> dirs = rt::asset_search_dirs(scene_path, search);
+  std::vector<ManifestEntry> out;
+  out.push_back(entry_for(scene_path, fs::path(scene_path).filename().string()));
+  for (const std::string& asset : desc.asset_files) out.push_back(entry_for(asset, relative_name(asset, dirs)));
+  return out;
+}
+
+}  // namespace farm

@@ -1,0 +1,18 @@
+// Content addresses of shipped files: BLAKE2b-256 (libsodium), as 64 hex digits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace farm {
+
+std::string content_hash(const uint8_t* data, size_t size);
+std::string content_hash(const std::vector<uint8_t>& data);
+bool is_content_hash(const std::string& s);  // 64 lowercase hex digits
+
+// Whole file into memory; empty optional if it cannot be read.
+std::optional<std::vector<uint8_t>> read_file_bytes(const std::string& path, size_t max_bytes = size_t{1} << 31);
+
+}  // namespace farm

@@ -1,0 +1,146 @@
+#include "cli/farm_commands.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <tbb/info.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <mutex>
+#include <thread>
+
+#include "cli/exit_codes.h"
+
+namespace farm {
+
+namespace {
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+const std::atomic<bool>* install_stop_flag() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &g_stop;
+}
+
+void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o) {
+  cmd.add_option("--block", o.block, "Initial block size S0 (pixels, side of a square)")->check(CLI::Range(1, 4096));
+  cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(CLI::Range(1, 4096));
+  cmd.add_option("--wait", o.wait, "Base waiting time in seconds before a worker's block size is halved")
+      ->check(CLI::Range(0.001, 1e6));
+  cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
+      ->check(CLI::Range(1, 64));
+  cmd.add_option("--policy", o.policy, "Block-size policy")->check(CLI::IsMember({"fixed", "seed", "adaptive"}));
+}
+
+void add_master_command(CLI::App& app, MasterOptions& o) {
+  CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
+  add_render_options(*cmd, o.render);
+  add_scheduling_options(*cmd, o.scheduling);
+  cmd->add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one)");
+  cmd->add_option("--stats", o.stats_path, "Write run statistics (per worker, per block, decisions) as JSON");
+  cmd->add_option("--tile-map", o.tile_map_path, "Write the first frame with block outlines coloured by worker");
+  cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
+  cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd->add_flag("--compress", o.compress, "zstd-compress result pixels");
+}
+
+void add_worker_command(CLI::App& app, WorkerOptions& o) {
+  CLI::App* cmd = app.add_subcommand("worker", "Render blocks for a master");
+  cmd->add_option("--connect", o.connect, "Master endpoint, e.g. tcp://host:5555")->required();
+  cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--once", o.once, "Exit after one job");
+  cmd->add_option("--cache", o.cache_dir, "Folder for shipped scenes and assets (default: $FARM_CACHE or ~/.cache/farm)");
+  cmd->add_option("--name", o.name, "Name shown by the master (default: host-pid)");
+  cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)");
+}
+
+void add_render_command(CLI::App& app, RenderCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("render", "Render on this machine with a local master and local workers");
+  add_render_options(*cmd, o.master.render);
+  add_scheduling_options(*cmd, o.master.scheduling);
+  cmd->add_option("--workers", o.workers, "Local worker processes")->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(CLI::Range(0, 4096));
+  cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(CLI::Range(0, 1024));
+  cmd->add_option("--stats", o.master.stats_path, "Write run statistics as JSON");
+  cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");
+  cmd->add_flag("--compress", o.master.compress, "zstd-compress result pixels");
+}
+
+int run_master_command(const MasterOptions& o) {
+  MasterOptions copy = o;
+  copy.stop = install_stop_flag();
+  return run_master(copy);
+}
+
+int run_worker_command(const WorkerOptions& o) {
+  WorkerOptions copy = o;
+  copy.stop = install_stop_flag();
+  return run_worker(copy);
+}
+
+int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {
+  const int cores = tbb::info::default_concurrency();
+  const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.workers);
+  MasterOptions m = o.master;
+  m.bind = "tcp://127.0.0.1:*";
+  m.stop = install_stop_flag();
+  std::vector<pid_t> children;
+  std::mutex children_mutex;
+  const pid_t master_pid = ::getpid();
+  m.on_bound = [&](const std::string& endpoint) {
+    for (int i = 0; i < o.workers; ++i) {
+      std::vector<std::string> args = {self_exe,      "worker",    "--connect", endpoint,
+                                        "--threads",   std::to_string(threads), "--prefetch", std::to_string(o.prefetch),
+                                        "--once",      "--name",    "local-" + std::to_string(i + 1),
+                                        "--give-up-after", "30"};
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        // The worker dies with us whatever happens to us (even SIGKILL).
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != master_pid) ::_exit(1);
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(self_exe.c_str(), argv.data());
+        ::_exit(127);
+      }
+      if (pid > 0) {
+        std::lock_guard<std::mutex> lock(children_mutex);
+        children.push_back(pid);
+      } else {
+        spdlog::error("cannot start a local worker");
+      }
+    }
+  };
+  int code = run_master(m);
+  // Workers exit by themselves after JobDone; give them a moment, then make sure.
+  std::lock_guard<std::mutex> lock(children_mutex);
+  for (int waited = 0; waited < 20; ++waited) {
+    bool all = true;
+    for (pid_t& pid : children) {
+      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) pid = -1;
+      all &= pid <= 0;
+    }
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (pid_t pid : children) {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  return code;
+}
+
+}  // namespace farm

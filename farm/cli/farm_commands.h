@@ -1,0 +1,32 @@
+// `farm master`, `farm worker` and `farm render` (local mode): option parsing and dispatch.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "master/master.h"
+#include "worker/worker.h"
+
+namespace farm {
+
+struct RenderCommandOptions {
+  MasterOptions master;
+  int workers = 1;
+  int threads = 0;  // per worker; 0 = share the machine's cores among the workers
+  int prefetch = 1;
+};
+
+void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o);
+void add_master_command(CLI::App& app, MasterOptions& o);
+void add_worker_command(CLI::App& app, WorkerOptions& o);
+void add_render_command(CLI::App& app, RenderCommandOptions& o);
+
+int run_master_command(const MasterOptions& o);
+int run_worker_command(const WorkerOptions& o);
+// Starts a master in this process and `workers` worker processes on loopback, and cleans
+// them up on success, failure and Ctrl-C.
+int run_render_command(const RenderCommandOptions& o, const std::string& self_exe);
+
+// Installs SIGINT/SIGTERM handlers that set the returned flag.
+const std::atomic<bool>* install_stop_flag();
+
+}  // namespace farm

@@ -1,0 +1,61 @@
+#include "master/frame_store.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "cli/render_options.h"
+#include "image/image_io.h"
+#include "protocol/pixel_codec.h"
+
+namespace farm {
+
+FrameStore::FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding)
+    : m_width(width), m_height(height), m_encoding(encoding), m_bpp(proto::bytes_per_pixel(encoding)) {
+  for (int f : frames) m_frames[f].assign(static_cast<size_t>(width) * height * m_bpp, 0);
+}
+
+void FrameStore::place(const Block& b, const std::vector<uint8_t>& pixels) {
+  std::vector<uint8_t>& frame = m_frames.at(b.frame);
+  const size_t row = static_cast<size_t>(b.width) * m_bpp;
+  for (int y = 0; y < b.height; ++y) {
+    std::memcpy(&frame[(static_cast<size_t>(b.y + y) * m_width + b.x) * m_bpp], &pixels[y * row], row);
+  }
+}
+
+std::vector<std::string> FrameStore::write_all(const std::string& output_path, bool numbered) const {
+  std::vector<std::string> written;
+  for (const auto& [f, data] : m_frames) {
+    std::string path = output_path_for_frame(output_path, f, numbered);
+    if (m_encoding == proto::PixelEncoding::srgb8) {
+      rt::write_image_rgb8(path, m_width, m_height, data.data());
+    } else {
+      rt::write_image(path, m_width, m_height, rgba(f).data());
+    }
+    written.push_back(path);
+  }
+  return written;
+}
+
+std::vector<float> FrameStore::rgba(int frame) const {
+  const std::vector<uint8_t>& data = m_frames.at(frame);
+  const size_t n = static_cast<size_t>(m_width) * m_height;
+  std::vector<float> out(n * 4, 1.0f);
+  for (size_t i = 0; i < n; ++i) {
+    if (m_encoding == proto::PixelEncoding::srgb8) {
+      for (int c = 0; c < 3; ++c) {
+        float s = data[3 * i + c] / 255.0f;
+        out[4 * i + c] = s <= 0.04045f ? s / 12.92f : std::pow((s + 0.055f) / 1.055f, 2.4f);
+      }
+    } else {
+      std::memcpy(&out[4 * i], &data[12 * i], 12);
+    }
+  }
+  return out;
+}
+
+proto::PixelEncoding encoding_for_output(const std::string& output_path) {
+  return rt::image_format_for(output_path) == rt::ImageFormat::exr ? proto::PixelEncoding::float32
+                                                                    : proto::PixelEncoding::srgb8;
+}
+
+}  // namespace farm

@@ -1,0 +1,405 @@
+#include "master/master.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <zmq.hpp>
+
+#include "assets/asset_manifest.h"
+#include "assets/content_hash.h"
+#include "cli/exit_codes.h"
+#include "image/image_io.h"
+#include "master/frame_store.h"
+#include "master/progress.h"
+#include "master/run_stats.h"
+#include "protocol/pixel_codec.h"
+#include "protocol/protocol.h"
+#include "scheduler/scheduler.h"
+
+namespace farm {
+
+std::string farm_build_id() { return std::string("farm-0.1 ") + __DATE__ + " " + __TIME__; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Peer {
+  WorkerId id = 0;
+  std::string name;
+  double last_ping_sent = -1;
+  uint64_t ping_sequence = 0;
+  double rtt = 0;
+  double bandwidth = 0;  // smoothed bytes/s of result transfers, 0 = unknown
+};
+
+class Master {
+ public:
+  explicit Master(const MasterOptions& o) : m_o(o), m_start(Clock::now()) {}
+  int run();
+
+ private:
+  double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  bool setup();
+  void send(const std::string& identity, const proto::Message& m);
+  void on_frame(const std::string& identity, const uint8_t* data, size_t size);
+  void on_hello(const std::string& identity, const proto::Hello& h);
+  void on_result(const std::string& identity, Peer& peer, proto::Result& r);
+  void heartbeat_round();
+  void reap_dead(const std::vector<WorkerId>& dead);
+  void finish();
+  void bad_input(const std::string& identity, const std::string& what);
+
+  const MasterOptions& m_o;
+  Clock::time_point m_start;
+  rt::SceneDesc m_desc;
+  std::vector<int> m_frames;
+  std::vector<ManifestEntry> m_manifest;
+  std::map<std::string, const ManifestEntry*> m_by_hash;
+  std::vector<std::string> m_overrides;
+  proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
+  uint64_t m_job_id = 0;
+  std::unique_ptr<Scheduler> m_scheduler;
+  std::unique_ptr<FrameStore> m_store;
+  RunStats m_stats;
+  zmq::context_t m_ctx;
+  std::unique_ptr<zmq::socket_t> m_socket;
+  std::map<std::string, Peer> m_peers;  // by ZeroMQ routing identity
+  std::map<WorkerId, std::string> m_identity_of;
+  WorkerId m_next_worker = 1;
+  uint64_t m_bad_messages = 0;
+  double m_last_heartbeat = -1;
+  Progress m_progress;
+};
+
+bool Master::setup() {
+  try {
+    rt::image_format_for(m_o.render.output_path);
+    if (!m_o.tile_map_path.empty()) rt::image_format_for(m_o.tile_map_path);
+    m_desc = load_scene_desc(m_o.render);
+    m_frames = frames_to_render(m_o.render, m_desc);
+    rt::AssetSearch search;
+    search.dirs = m_o.render.asset_dirs;
+    m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+  for (const ManifestEntry& e : m_manifest) m_by_hash[e.ref.hash] = &e;
+  // Workers re-parse the same scene with the same effective settings.
+  const rt::RenderSettings& s = m_desc.settings;
+  m_overrides = {"width=" + std::to_string(s.width), "height=" + std::to_string(s.height),
+                 "spp=" + std::to_string(s.spp), "max_depth=" + std::to_string(s.max_depth),
+                 "seed=" + std::to_string(s.seed),
+                 std::string("integrator=") + (s.integrator == rt::IntegratorKind::whitted ? "whitted" : "path")};
+  m_encoding = encoding_for_output(m_o.render.output_path);
+  // A job identity from the scene's content and settings: results of another job are refused.
+  std::string identity = m_manifest.front().ref.hash;
+  for (const auto& o : m_overrides) identity += o;
+  for (int f : m_frames) identity += "," + std::to_string(f);
+  std::string h = content_hash(reinterpret_cast<const uint8_t*>(identity.data()), identity.size());
+  m_job_id = std::stoull(h.substr(0, 15), nullptr, 16);
+
+  SchedulerConfig c;
+  c.width = s.width;
+  c.height = s.height;
+  c.frames = m_frames;
+  c.block_size = m_o.scheduling.block;
+  c.min_block = m_o.scheduling.min_block;
+  c.base_wait = m_o.scheduling.wait;
+  c.max_copies = m_o.scheduling.max_copies;
+  c.policy = parse_policy(m_o.scheduling.policy).value_or(PolicyKind::seed);
+  c.heartbeat_interval = m_o.heartbeat_interval;
+  c.liveness = m_o.liveness;
+  c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
+  m_scheduler = std::make_unique<Scheduler>(c);
+  m_store = std::make_unique<FrameStore>(s.width, s.height, m_frames, m_encoding);
+  return true;
+}
+
+void Master::send(const std::string& identity, const proto::Message& m) {
+  std::vector<uint8_t> bytes = proto::encode(m);
+  try {
+    // ROUTER_MANDATORY makes an unroutable peer an error instead of a silent drop; a full
+    // queue (slow consumer past its high-water mark) is also reported rather than blocking.
+    if (!m_socket->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
+    if (!m_socket->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return;
+  } catch (const zmq::error_t& e) {
+    spdlog::debug("cannot send {} to a peer: {}", proto::message_name(m), e.what());
+    return;
+  }
+  auto it = m_peers.find(identity);
+  if (it != m_peers.end()) m_stats.bytes_out(it->second.id, bytes.size());
+}
+
+void Master::bad_input(const std::string& identity, const std::string& what) {
+  ++m_bad_messages;
+  // Log the first few in full, then only occasionally: a flood must not flood the log.
+  if (m_bad_messages <= 10 || m_bad_messages % 1000 == 0) {
+    spdlog::warn("ignored a bad message ({} so far) from peer {}: {}", m_bad_messages,
+                 m_peers.count(identity) ? std::to_string(m_peers[identity].id) : "(unknown)", what);
+  }
+}
+
+void Master::on_hello(const std::string& identity, const proto::Hello& h) {
+  if (h.protocol_version != proto::k_protocol_version) {
+    spdlog::warn("refused worker '{}': protocol {} (this master speaks {})", h.worker_name, h.protocol_version,
+                 proto::k_protocol_version);
+    send(identity, proto::Error{proto::ErrorCode::incompatible,
+                                "protocol version " + std::to_string(h.protocol_version) + " is not supported; master speaks " +
+                                    std::to_string(proto::k_protocol_version)});
+    return;
+  }
+  auto it = m_peers.find(identity);
+  if (it == m_peers.end()) {
+    Peer p;
+    p.id = m_next_worker++;
+    p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
+    it = m_peers.emplace(identity, p).first;
+    m_identity_of[p.id] = identity;
+    m_scheduler->worker_joined(p.id, now(), static_cast<int>(h.threads));
+    m_stats.joined(p.id, p.name, static_cast<int>(h.threads), now());
+    spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+  }
+  proto::Welcome w;
+  w.job_id = m_job_id;
+  w.scene_name = m_manifest.front().ref.name;
+  for (const ManifestEntry& e : m_manifest) w.assets.push_back(e.ref);
+  w.overrides = m_overrides;
+  w.heartbeat_ms = static_cast<uint32_t>(std::lround(m_o.heartbeat_interval * 1000));
+  w.liveness = static_cast<uint32_t>(m_o.liveness);
+  w.pixel_encoding = m_encoding;
+  w.compression = m_o.compress ? proto::Compression::zstd : proto::Compression::none;
+  send(identity, w);
+}
+
+void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r) {
+  const double t = now();
+  if (r.job_id != m_job_id) return bad_input(identity, "result for another job");
+  auto lease = m_stats.leases().find(r.attempt);
+  if (lease == m_stats.leases().end() || lease->second.worker != peer.id || !(lease->second.block == r.rect)) {
+    // Not a lease of this worker, or the rectangle does not match: never commit it.
+    m_scheduler->heard_from(peer.id, t);
+    if (lease == m_stats.leases().end() || lease->second.worker != peer.id) return bad_input(identity, "unknown lease");
+    return bad_input(identity, "result rectangle does not match its lease");
+  }
+  if (r.encoding != m_encoding) return bad_input(identity, "result in the wrong pixel encoding");
+  const size_t pixels = static_cast<size_t>(r.rect.pixels());
+  const size_t expected = pixels * proto::bytes_per_pixel(m_encoding);
+  const uint64_t wire_bytes = r.pixels.size();
+  if (r.compression == proto::Compression::zstd) {
+    auto raw = proto::decompress(r.pixels, expected);
+    if (!raw) return bad_input(identity, "undecodable compressed pixels");
+    r.pixels = std::move(*raw);
+  }
+  std::vector<uint8_t> decoded;
+  std::string err = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded);
+  if (!err.empty()) return bad_input(identity, err);
+
+  // Link estimate from this transfer: what the round trip leaves after render and queueing.
+  double transfer = (t - lease->second.assigned) - r.render_seconds - r.queued_seconds - peer.rtt;
+  if (transfer > 1e-3 && wire_bytes > 4096) {
+    double bw = static_cast<double>(wire_bytes) / transfer;
+    peer.bandwidth = peer.bandwidth > 0 ? 0.8 * peer.bandwidth + 0.2 * bw : bw;
+    m_scheduler->network_sample(peer.id, peer.rtt, peer.bandwidth);
+  }
+  ResultReply reply = m_scheduler->result(peer.id, r.attempt, t);
+  bool accepted = reply.outcome == ResultOutcome::accepted;
+  m_stats.result(peer.id, r.attempt, t, r.render_seconds, r.queued_seconds, wire_bytes, r.rays, accepted);
+  if (!accepted) return;  // late: already settled by another copy
+  m_store->place(reply.block, decoded);
+  for (const Cancel& c : reply.cancels) {
+    m_stats.cancelled(c.attempt);
+    auto id = m_identity_of.find(c.worker);
+    if (id != m_identity_of.end()) send(id->second, proto::Cancel{m_job_id, c.attempt});
+  }
+}
+
+void Master::on_frame(const std::string& identity, const uint8_t* data, size_t size) {
+  proto::Decoded d = proto::decode(data, size);
+  if (!d.message) return bad_input(identity, d.error);
+  auto peer_it = m_peers.find(identity);
+  if (auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_hello(identity, *hello);
+  if (peer_it == m_peers.end()) {
+    // Declared dead, or never said hello: it must (re)join first.
+    send(identity, proto::Error{proto::ErrorCode::bad_message, "not joined: send Hello"});
+    return;
+  }
+  Peer& peer = peer_it->second;
+  const double t = now();
+  m_scheduler->heard_from(peer.id, t);
+  std::visit(
+      [&](auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, proto::WorkRequest>) {
+          for (const Assignment& a : m_scheduler->request(peer.id, t, static_cast<int>(m.credits))) {
+            m_stats.assigned(a, t);
+            send(identity, proto::Assign{m_job_id, a.attempt, a.block});
+          }
+        } else if constexpr (std::is_same_v<T, proto::Result>) {
+          on_result(identity, peer, m);
+        } else if constexpr (std::is_same_v<T, proto::AssetRequest>) {
+          for (const std::string& hash : m.hashes) {
+            auto it = m_by_hash.find(hash);
+            if (it == m_by_hash.end()) {
+              bad_input(identity, "request for an unknown asset");
+              continue;
+            }
+            auto bytes = read_file_bytes(it->second->path);
+            if (!bytes) {
+              spdlog::error("cannot read asset '{}' any more", it->second->path);
+              continue;
+            }
+            send(identity, proto::AssetData{hash, std::move(*bytes)});
+          }
+        } else if constexpr (std::is_same_v<T, proto::Heartbeat>) {
+          if (m.ping) {
+            send(identity, proto::Heartbeat{m.sequence, false});
+          } else if (m.sequence == peer.ping_sequence && peer.last_ping_sent >= 0) {
+            peer.rtt = t - peer.last_ping_sent;
+            m_scheduler->network_sample(peer.id, peer.rtt, peer.bandwidth);
+          }
+        } else if constexpr (std::is_same_v<T, proto::Error>) {
+          spdlog::warn("worker {} reported: {}", peer.id, m.message);
+          if (m.code == proto::ErrorCode::scene_failed) {
+            m_scheduler->worker_left(peer.id, t);
+            m_stats.left(peer.id, t, false);
+            m_identity_of.erase(peer.id);
+            m_peers.erase(peer_it);
+          }
+        } else {
+          bad_input(identity, std::string("unexpected ") + proto::message_name(*d.message));
+        }
+      },
+      *d.message);
+}
+
+void Master::heartbeat_round() {
+  const double t = now();
+  for (auto& [identity, peer] : m_peers) {
+    peer.ping_sequence++;
+    peer.last_ping_sent = t;
+    send(identity, proto::Heartbeat{peer.ping_sequence, true});
+  }
+  m_last_heartbeat = t;
+}
+
+void Master::reap_dead(const std::vector<WorkerId>& dead) {
+  for (WorkerId id : dead) {
+    spdlog::warn("worker {} is silent for {:.1f} s: declared dead, its blocks go back to the pool", id,
+                 m_o.heartbeat_interval * m_o.liveness);
+    m_stats.left(id, now(), true);
+    auto it = m_identity_of.find(id);
+    if (it != m_identity_of.end()) {
+      m_peers.erase(it->second);
+      m_identity_of.erase(it);
+    }
+  }
+}
+
+int Master::run() {
+  if (!setup()) return k_exit_bad_input;
+  m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::router);
+  m_socket->set(zmq::sockopt::linger, 0);            // shut down at once
+  m_socket->set(zmq::sockopt::router_mandatory, 1);  // unroutable sends fail loudly
+  m_socket->set(zmq::sockopt::sndhwm, 10000);        // bounded memory for slow consumers
+  m_socket->set(zmq::sockopt::rcvhwm, 10000);
+  // The largest legal inbound message is one result of the largest block.
+  int64_t max_block_bytes = static_cast<int64_t>(m_o.scheduling.block) * m_o.scheduling.block * 12;
+  m_socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
+  try {
+    m_socket->bind(m_o.bind);
+  } catch (const zmq::error_t& e) {
+    spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
+    return k_exit_bad_input;
+  }
+  std::string endpoint = m_socket->get(zmq::sockopt::last_endpoint);
+  spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint,
+               m_desc.settings.width, m_desc.settings.height, m_frames.size(), m_scheduler->pending_blocks(),
+               m_o.scheduling.block, m_scheduler->policy().name());
+  if (m_o.on_bound) m_o.on_bound(endpoint);
+  m_progress.start(m_scheduler->total_pixels());
+
+  while (!m_scheduler->done()) {
+    if (m_o.stop && m_o.stop->load()) {
+      spdlog::error("interrupted: no image written");
+      return k_exit_failure;
+    }
+    double t = now();
+    if (t - m_last_heartbeat >= m_o.heartbeat_interval) heartbeat_round();
+    double next = std::min(m_scheduler->next_deadline(), m_last_heartbeat + m_o.heartbeat_interval);
+    long timeout_ms = static_cast<long>(std::clamp((next - t) * 1000.0, 0.0, 100.0));
+    zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 1, std::chrono::milliseconds(timeout_ms));
+    } catch (const zmq::error_t&) {
+      continue;  // EINTR: the stop flag is checked at the top
+    }
+    // Drain everything that is waiting before ticking again.
+    for (int budget = 0; budget < 10000; ++budget) {
+      zmq::message_t identity, payload;
+      if (!m_socket->recv(identity, zmq::recv_flags::dontwait)) break;
+      bool complete = identity.more() && m_socket->recv(payload, zmq::recv_flags::dontwait).has_value();
+      // Extra frames are not part of the protocol: drain and reject.
+      bool extra = false;
+      while (payload.more()) {
+        zmq::message_t rest;
+        if (!m_socket->recv(rest, zmq::recv_flags::dontwait)) break;
+        extra = true;
+        if (!rest.more()) break;
+      }
+      std::string id(static_cast<const char*>(identity.data()), identity.size());
+      if (!complete || extra) {
+        bad_input(id, "wrong number of frames");
+        continue;
+      }
+      on_frame(id, static_cast<const uint8_t*>(payload.data()), payload.size());
+      if (m_scheduler->done()) break;
+    }
+    reap_dead(m_scheduler->tick(now()));
+    m_progress.update(now(), m_scheduler->completed_pixels(), m_scheduler->completed_blocks(),
+                      m_scheduler->outstanding_blocks(), m_scheduler->live_workers(), m_stats.accepted_rays());
+  }
+  finish();
+  return k_exit_ok;
+}
+
+void Master::finish() {
+  const double makespan = now();
+  m_progress.done(makespan);
+  for (const auto& [identity, peer] : m_peers) send(identity, proto::JobDone{m_job_id});
+  std::vector<std::string> written = m_store->write_all(m_o.render.output_path, m_frames.size() > 1);
+  for (const std::string& p : written) spdlog::info("wrote {}", p);
+  if (!m_o.tile_map_path.empty()) {
+    write_tile_map(m_o.tile_map_path, m_desc.settings.width, m_desc.settings.height, m_store->rgba(m_frames.front()),
+                   m_frames.front(), m_stats);
+    spdlog::info("wrote tile map {}", m_o.tile_map_path);
+  }
+  if (!m_o.stats_path.empty()) {
+    std::ofstream f(m_o.stats_path);
+    f << m_stats.json(*m_scheduler, makespan,
+                      {"\"scene\": \"" + m_o.render.scene_path + "\"", "\"width\": " + std::to_string(m_desc.settings.width),
+                       "\"height\": " + std::to_string(m_desc.settings.height),
+                       "\"frames\": " + std::to_string(m_frames.size()), "\"spp\": " + std::to_string(m_desc.settings.spp),
+                       "\"bad_messages\": " + std::to_string(m_bad_messages)});
+  }
+  spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
+               m_scheduler->completed_blocks(), m_scheduler->reassignments(), m_scheduler->late_results(), m_bad_messages);
+}
+
+}  // namespace
+
+int run_master(const MasterOptions& options) {
+  try {
+    return Master(options).run();
+  } catch (const std::exception& e) {
+    spdlog::error("master failed: {}", e.what());
+    return k_exit_failure;
+  }
+}
+
+}  // namespace farm

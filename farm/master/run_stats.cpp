@@ -1,0 +1,164 @@
+#include "master/run_stats.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "image/image_io.h"
+
+namespace farm {
+
+namespace {
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c < 0x20) continue;
+    out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+}  // namespace
+
+void RunStats::joined(WorkerId id, const std::string& name, int threads, double now) {
+  WorkerRecord& w = m_workers[id];
+  w.id = id;
+  w.name = name;
+  w.threads = threads;
+  w.joined = now;
+}
+
+void RunStats::left(WorkerId id, double now, bool died) {
+  auto it = m_workers.find(id);
+  if (it == m_workers.end()) return;
+  it->second.left = now;
+  it->second.died = died;
+  for (auto& [attempt, l] : m_leases)
+    if (l.worker == id && l.outcome == "outstanding") l.outcome = "lost";
+}
+
+void RunStats::assigned(const Assignment& a, double now) {
+  LeaseRecord& l = m_leases[a.attempt];
+  l.block = a.block;
+  l.worker = a.worker;
+  l.attempt = a.attempt;
+  l.is_copy = a.is_copy;
+  l.assigned = now;
+}
+
+void RunStats::result(WorkerId worker, AttemptId attempt, double now, double render_seconds, double queued_seconds,
+                      uint64_t bytes, uint64_t rays, bool accepted) {
+  WorkerRecord& w = m_workers[worker];
+  w.bytes_in += bytes;
+  w.busy_seconds += render_seconds;
+  auto it = m_leases.find(attempt);
+  if (it != m_leases.end() && it->second.worker == worker) {
+    LeaseRecord& l = it->second;
+    l.received = now;
+    l.render_seconds = render_seconds;
+    l.queued_seconds = queued_seconds;
+    l.bytes = bytes;
+    l.rays = rays;
+    l.outcome = accepted ? "accepted" : "late";
+    if (accepted) {
+      ++w.blocks;
+      w.pixels += static_cast<uint64_t>(l.block.pixels());
+      w.rays += rays;
+      m_rays += rays;
+    }
+  }
+}
+
+void RunStats::cancelled(AttemptId attempt) {
+  auto it = m_leases.find(attempt);
+  if (it != m_leases.end() && it->second.outcome == "outstanding") it->second.outcome = "cancelled";
+}
+
+void RunStats::bytes_out(WorkerId id, uint64_t bytes) { m_workers[id].bytes_out += bytes; }
+
+std::string RunStats::json(const Scheduler& s, double makespan, const std::vector<std::string>& summary) const {
+  std::ostringstream o;
+  o << "{\n  \"makespan_seconds\": " << num(makespan) << ",\n";
+  for (const std::string& line : summary) o << "  " << line << ",\n";
+  o << "  \"policy\": " << quoted(s.policy().name()) << ",\n"
+    << "  \"block_size\": " << s.config().block_size << ",\n"
+    << "  \"min_block\": " << s.config().min_block << ",\n"
+    << "  \"base_wait_seconds\": " << num(s.config().base_wait) << ",\n"
+    << "  \"max_copies\": " << s.config().max_copies << ",\n"
+    << "  \"blocks_completed\": " << s.completed_blocks() << ",\n"
+    << "  \"reassignments\": " << s.reassignments() << ",\n"
+    << "  \"late_results\": " << s.late_results() << ",\n"
+    << "  \"rays\": " << m_rays << ",\n";
+  o << "  \"workers\": [";
+  bool first = true;
+  for (const auto& [id, w] : m_workers) {
+    double alive = (w.left >= 0 ? w.left : makespan) - w.joined;
+    double idle = std::max(0.0, alive * w.threads - w.busy_seconds);
+    o << (first ? "\n" : ",\n") << "    {\"id\": " << id << ", \"name\": " << quoted(w.name) << ", \"threads\": " << w.threads
+      << ", \"joined\": " << num(w.joined) << ", \"left\": " << num(w.left) << ", \"died\": " << (w.died ? "true" : "false")
+      << ", \"blocks\": " << w.blocks << ", \"pixels\": " << w.pixels << ", \"rays\": " << w.rays
+      << ", \"busy_seconds\": " << num(w.busy_seconds) << ", \"idle_seconds\": " << num(idle)
+      << ", \"bytes_in\": " << w.bytes_in << ", \"bytes_out\": " << w.bytes_out << "}";
+    first = false;
+  }
+  o << "\n  ],\n  \"decisions\": [";
+  first = true;
+  for (const PolicyDecision& d : s.decisions()) {
+    o << (first ? "\n" : ",\n") << "    {\"time\": " << num(d.time) << ", \"worker\": " << d.worker
+      << ", \"from\": " << d.from_size << ", \"to\": " << d.to_size << ", \"reason\": " << quoted(d.reason) << "}";
+    first = false;
+  }
+  o << "\n  ],\n  \"blocks\": [";
+  first = true;
+  for (const auto& [attempt, l] : m_leases) {
+    // The worker's clock is not ours: its start/finish are estimated back from the receipt.
+    double finish = l.received;
+    double start = l.received >= 0 ? l.received - l.render_seconds : -1;
+    o << (first ? "\n" : ",\n") << "    {\"frame\": " << l.block.frame << ", \"x\": " << l.block.x << ", \"y\": " << l.block.y
+      << ", \"width\": " << l.block.width << ", \"height\": " << l.block.height << ", \"size\": " << l.block.size()
+      << ", \"worker\": " << l.worker << ", \"attempt\": " << attempt << ", \"copy\": " << (l.is_copy ? "true" : "false")
+      << ", \"assigned\": " << num(l.assigned) << ", \"start\": " << num(start) << ", \"finish\": " << num(finish)
+      << ", \"received\": " << num(l.received) << ", \"render_seconds\": " << num(l.render_seconds)
+      << ", \"queued_seconds\": " << num(l.queued_seconds) << ", \"bytes\": " << l.bytes << ", \"rays\": " << l.rays
+      << ", \"outcome\": " << quoted(l.outcome) << "}";
+    first = false;
+  }
+  o << "\n  ]\n}\n";
+  return o.str();
+}
+
+void write_tile_map(const std::string& path, int width, int height, std::vector<float> rgba, int frame,
+                    const RunStats& stats) {
+  static const float palette[][3] = {{0.9f, 0.1f, 0.1f}, {0.1f, 0.8f, 0.1f}, {0.2f, 0.3f, 1.0f}, {1.0f, 0.8f, 0.0f},
+                                     {0.9f, 0.1f, 0.9f}, {0.0f, 0.9f, 0.9f}, {1.0f, 0.5f, 0.0f}, {0.6f, 0.3f, 1.0f}};
+  for (size_t i = 0; i < rgba.size(); i += 4)
+    for (int c = 0; c < 3; ++c) rgba[i + c] *= 0.35f;
+  auto paint = [&](int x, int y, const float* col) {
+    if (x < 0 || y < 0 || x >= width || y >= height) return;
+    float* p = &rgba[4 * (static_cast<size_t>(y) * width + x)];
+    for (int c = 0; c < 3; ++c) p[c] = col[c];
+  };
+  // Workers are coloured in the order they joined.
+  std::map<WorkerId, int> colour;
+  for (const auto& [id, w] : stats.workers()) colour[id] = static_cast<int>(colour.size()) % 8;
+  for (const auto& [attempt, l] : stats.leases()) {
+    if (l.outcome != "accepted" || l.block.frame != frame) continue;
+    const float* col = palette[colour[l.worker]];
+    const Block& b = l.block;
+    for (int x = b.x; x < b.x + b.width; ++x) {
+      paint(x, b.y, col);
+      paint(x, b.y + b.height - 1, col);
+    }
+    for (int y = b.y; y < b.y + b.height; ++y) {
+      paint(b.x, y, col);
+      paint(b.x + b.width - 1, y, col);
+    }
+  }
+  rt::write_image(path, width, height, rgba.data());
+}
+
+}  // namespace farm

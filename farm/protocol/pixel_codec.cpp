@@ -1,0 +1,62 @@
+#include "protocol/pixel_codec.h"
+
+#include <zstd.h>
+
+#include <cstring>
+
+#include "image/image_io.h"
+
+namespace farm::proto {
+
+size_t bytes_per_pixel(PixelEncoding encoding) {
+  switch (encoding) {
+    case PixelEncoding::srgb8: return 3;
+    case PixelEncoding::half16: return 6;
+    case PixelEncoding::float32: return 12;
+  }
+  return 12;
+}
+
+std::vector<uint8_t> encode_pixels(const float* rgba, size_t n, PixelEncoding encoding) {
+  std::vector<uint8_t> out(n * bytes_per_pixel(encoding));
+  if (encoding == PixelEncoding::srgb8) {
+    for (size_t i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) out[3 * i + c] = rt::linear_to_srgb8(rgba[4 * i + c]);
+  } else {
+    // float32 (half16 is reserved in the schema but not produced: it would change the bytes
+    // of LDR outputs and gains little over zstd-compressed floats for EXR).
+    out.resize(n * 12);
+    for (size_t i = 0; i < n; ++i) std::memcpy(&out[12 * i], &rgba[4 * i], 12);
+  }
+  return out;
+}
+
+std::string decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncoding encoding,
+                          std::vector<uint8_t>& out) {
+  if (encoding == PixelEncoding::half16) return "half16 pixels are not supported";
+  size_t expected = n * bytes_per_pixel(encoding);
+  if (wire.size() != expected) {
+    return "pixel payload has " + std::to_string(wire.size()) + " bytes, expected " + std::to_string(expected);
+  }
+  out = wire;
+  return {};
+}
+
+std::vector<uint8_t> compress(const std::vector<uint8_t>& raw, int level) {
+  std::vector<uint8_t> out(ZSTD_compressBound(raw.size()));
+  size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), level);
+  if (ZSTD_isError(n)) return raw;  // cannot happen with a bound-sized buffer
+  out.resize(n);
+  return out;
+}
+
+std::optional<std::vector<uint8_t>> decompress(const std::vector<uint8_t>& packed, size_t expected_size) {
+  unsigned long long declared = ZSTD_getFrameContentSize(packed.data(), packed.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR || declared != expected_size) return std::nullopt;
+  std::vector<uint8_t> out(expected_size);
+  size_t n = ZSTD_decompress(out.data(), out.size(), packed.data(), packed.size());
+  if (ZSTD_isError(n) || n != expected_size) return std::nullopt;
+  return out;
+}
+
+}  // namespace farm::proto

@@ -1,0 +1,80 @@
+#include "worker/render_pool.h"
+
+#include <chrono>
+
+namespace farm {
+
+RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done) : m_scene(scene), m_done(std::move(done)) {
+  for (int i = 0; i < threads; ++i) m_threads.emplace_back([this] { loop(); });
+}
+
+RenderPool::~RenderPool() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+    m_queue.clear();
+  }
+  m_cv.notify_all();
+  for (std::thread& t : m_threads) t.join();
+}
+
+double RenderPool::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void RenderPool::submit(const RenderTask& task) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    RenderTask t = task;
+    t.queued_at = now();
+    m_queue.push_back(t);
+  }
+  m_cv.notify_one();
+}
+
+void RenderPool::cancel(uint64_t attempt) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_cancelled.insert(attempt);
+}
+
+size_t RenderPool::in_flight() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_queue.size() + m_rendering;
+}
+
+void RenderPool::loop() {
+  for (;;) {
+    RenderTask task;
+    bool cancelled;
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_cv.wait(lock, [&] { return m_stopping || !m_queue.empty(); });
+      if (m_stopping) return;
+      task = m_queue.front();
+      m_queue.pop_front();
+      cancelled = m_cancelled.erase(task.attempt) > 0;
+      ++m_rendering;
+    }
+    RenderOutput out;
+    out.task = task;
+    out.queued_seconds = now() - task.queued_at;
+    if (!cancelled) {
+      out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
+      rt::RayCounts rays;
+      double t0 = now();
+      rt::render_rect(m_scene, task.rect.frame, {task.rect.x, task.rect.y, task.rect.width, task.rect.height},
+                      out.rgba.data(), &rays);
+      out.render_seconds = now() - t0;
+      out.rays = rays.total();
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      // A cancel that arrived while rendering still saves the bandwidth of sending it.
+      out.cancelled = cancelled || m_cancelled.erase(task.attempt) > 0;
+      --m_rendering;
+    }
+    m_done(std::move(out));
+  }
+}
+
+}  // namespace farm

@@ -1,0 +1,62 @@
+// The worker's render threads: each takes one block at a time from a queue and renders it
+// (a 4x4 block cannot keep many cores busy, so capacity comes from blocks in flight). Finished
+// blocks are handed back through a callback that runs on the render thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "render/render.h"
+#include "scheduler/block.h"
+
+namespace farm {
+
+struct RenderTask {
+  uint64_t attempt = 0;
+  Block rect;
+  double queued_at = 0;  // seconds on the worker's clock
+};
+
+struct RenderOutput {
+  RenderTask task;
+  bool cancelled = false;    // dropped without rendering (or rendered after a cancel)
+  std::vector<float> rgba;   // rect pixels, 4 floats each
+  double render_seconds = 0;
+  double queued_seconds = 0;
+  uint64_t rays = 0;
+};
+
+class RenderPool {
+ public:
+  using Done = std::function<void(RenderOutput&&)>;
+  RenderPool(const rt::Scene& scene, int threads, Done done);
+  ~RenderPool();
+  RenderPool(const RenderPool&) = delete;
+  RenderPool& operator=(const RenderPool&) = delete;
+
+  void submit(const RenderTask& task);
+  void cancel(uint64_t attempt);
+  size_t in_flight() const;  // queued + rendering
+
+ private:
+  void loop();
+  double now() const;
+
+  const rt::Scene& m_scene;
+  Done m_done;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<RenderTask> m_queue;
+  std::set<uint64_t> m_cancelled;
+  size_t m_rendering = 0;
+  bool m_stopping = false;
+  std::vector<std::thread> m_threads;
+};
+
+}  // namespace farm

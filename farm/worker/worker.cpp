@@ -1,0 +1,367 @@
+#include "worker/worker.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <zmq.hpp>
+
+#include "assets/asset_cache.h"
+#include "cli/exit_codes.h"
+#include "master/master.h"
+#include "protocol/pixel_codec.h"
+#include "protocol/protocol.h"
+#include "scene/scene.h"
+#include "worker/render_pool.h"
+
+namespace farm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Applies the master's "key=value" overrides so the worker renders exactly the master's job.
+void apply_overrides(rt::SceneDesc& desc, const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides) {
+    size_t eq = o.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("bad override '" + o + "'");
+    std::string key = o.substr(0, eq), value = o.substr(eq + 1);
+    rt::RenderSettings& s = desc.settings;
+    if (key == "width") s.width = std::stoi(value);
+    else if (key == "height") s.height = std::stoi(value);
+    else if (key == "spp") s.spp = std::stoi(value);
+    else if (key == "max_depth") s.max_depth = std::stoi(value);
+    else if (key == "seed") s.seed = std::stoull(value);
+    else if (key == "integrator") s.integrator = value == "whitted" ? rt::IntegratorKind::whitted : rt::IntegratorKind::path;
+    else throw std::runtime_error("unknown override '" + key + "'");
+  }
+  if (desc.settings.width < 1 || desc.settings.height < 1 || desc.settings.width > 16384 || desc.settings.height > 16384 ||
+      desc.settings.spp < 1) {
+    throw std::runtime_error("overrides give an invalid image");
+  }
+}
+
+class Worker {
+ public:
+  explicit Worker(const WorkerOptions& o);
+  ~Worker();
+  int run();
+
+ private:
+  enum class State { joining, fetching, loading, working };
+
+  double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  void connect();
+  void send(const proto::Message& m);
+  void hello();
+  // Returns an exit code to stop with, or -1 to go on.
+  int on_message(const proto::Message& m);
+  void on_welcome(const proto::Welcome& w);
+  void start_loading();
+  void finish_loading();
+  void request_work();
+  void drain_results();
+  void reset_job();
+
+  const WorkerOptions& m_o;
+  Clock::time_point m_start = Clock::now();
+  int m_threads;
+  AssetCache m_cache;
+  std::string m_name;
+  zmq::context_t m_ctx;
+  std::unique_ptr<zmq::socket_t> m_socket;
+  int m_event_fd = -1;
+  State m_state = State::joining;
+  double m_last_heard = 0;
+  double m_last_ping = -1;
+  double m_last_hello = -1;
+  double m_backoff = 1.0;
+  uint64_t m_ping_sequence = 0;
+  proto::Welcome m_job;
+  std::set<std::string> m_missing;
+  std::future<std::unique_ptr<rt::Scene>> m_loading;
+  std::unique_ptr<rt::Scene> m_scene;
+  std::unique_ptr<RenderPool> m_pool;
+  std::mutex m_done_mutex;
+  std::deque<RenderOutput> m_done;
+  size_t m_assigned = 0;       // blocks given to us and not yet finished
+  double m_last_request = -1;
+};
+
+Worker::Worker(const WorkerOptions& o)
+    : m_o(o),
+      m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
+      m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  m_name = o.name.empty() ? std::string(host) + "-" + std::to_string(::getpid()) : o.name;
+  m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+Worker::~Worker() {
+  m_pool.reset();  // joins render threads before anything they use goes away
+  if (m_event_fd >= 0) ::close(m_event_fd);
+}
+
+void Worker::connect() {
+  m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::dealer);
+  m_socket->set(zmq::sockopt::linger, 0);
+  m_socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
+  m_socket->connect(m_o.connect);
+}
+
+void Worker::send(const proto::Message& m) {
+  std::vector<uint8_t> bytes = proto::encode(m);
+  try {
+    (void)m_socket->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t& e) {
+    spdlog::debug("send failed: {}", e.what());
+  }
+}
+
+void Worker::hello() {
+  proto::Hello h;
+  if (m_o.protocol_version) h.protocol_version = m_o.protocol_version;
+  h.build_id = farm_build_id();
+  h.worker_name = m_name;
+  h.threads = static_cast<uint32_t>(m_threads);
+  h.cached_assets = m_cache.cached_hashes();
+  if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
+  send(h);
+  m_last_hello = now();
+}
+
+void Worker::reset_job() {
+  m_pool.reset();
+  m_scene.reset();
+  {
+    std::lock_guard<std::mutex> lock(m_done_mutex);
+    m_done.clear();
+  }
+  m_assigned = 0;
+  m_state = State::joining;
+}
+
+void Worker::on_welcome(const proto::Welcome& w) {
+  if (w.protocol_version != proto::k_protocol_version) return;
+  if (m_state != State::joining && w.job_id == m_job.job_id) return;  // a repeated welcome
+  if (m_state != State::joining) reset_job();
+  m_job = w;
+  m_missing.clear();
+  for (const proto::AssetRef& a : w.assets)
+    if (!m_cache.has(a.hash)) m_missing.insert(a.hash);
+  spdlog::info("joined job {:x}: scene '{}', {} asset(s), {} to fetch", w.job_id, w.scene_name, w.assets.size(),
+               m_missing.size());
+  if (m_missing.empty()) {
+    start_loading();
+  } else {
+    m_state = State::fetching;
+    send(proto::AssetRequest{{m_missing.begin(), m_missing.end()}});
+  }
+}
+
+void Worker::start_loading() {
+  m_state = State::loading;
+  std::string dir = m_cache.materialize(m_job.job_id, m_job.assets);
+  std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
+  std::vector<std::string> overrides = m_job.overrides;
+  // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
+  m_loading = std::async(std::launch::async, [scene_path, overrides, this] {
+    rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
+    rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
+    apply_overrides(desc, overrides);
+    rt::LoadOptions load;
+    load.embree_threads = m_threads;
+    auto scene = rt::load_scene(desc, load);
+    uint64_t one = 1;
+    (void)::write(m_event_fd, &one, sizeof one);
+    return scene;
+  });
+}
+
+void Worker::finish_loading() {
+  try {
+    m_scene = m_loading.get();
+  } catch (const std::exception& e) {
+    spdlog::error("cannot load the job's scene: {}", e.what());
+    send(proto::Error{proto::ErrorCode::scene_failed, e.what()});
+    m_state = State::joining;
+    return;
+  }
+  m_pool = std::make_unique<RenderPool>(*m_scene, m_threads, [this](RenderOutput&& out) {
+    {
+      std::lock_guard<std::mutex> lock(m_done_mutex);
+      m_done.push_back(std::move(out));
+    }
+    uint64_t one = 1;
+    (void)::write(m_event_fd, &one, sizeof one);
+  });
+  m_state = State::working;
+  spdlog::info("scene loaded; rendering with {} thread(s)", m_threads);
+  request_work();
+}
+
+void Worker::request_work() {
+  const size_t capacity = static_cast<size_t>(m_threads + std::max(0, m_o.prefetch));
+  if (m_state != State::working || m_assigned >= capacity) return;
+  send(proto::WorkRequest{static_cast<uint32_t>(capacity - m_assigned)});
+  m_last_request = now();
+}
+
+void Worker::drain_results() {
+  std::deque<RenderOutput> done;
+  {
+    std::lock_guard<std::mutex> lock(m_done_mutex);
+    done.swap(m_done);
+  }
+  for (RenderOutput& out : done) {
+    if (m_assigned > 0) --m_assigned;
+    if (out.cancelled) continue;
+    proto::Result r;
+    r.job_id = m_job.job_id;
+    r.attempt = out.task.attempt;
+    r.rect = out.task.rect;
+    r.encoding = m_job.pixel_encoding;
+    std::vector<uint8_t> raw = proto::encode_pixels(out.rgba.data(), out.rgba.size() / 4, m_job.pixel_encoding);
+    r.raw_size = raw.size();
+    if (m_job.compression == proto::Compression::zstd) {
+      r.compression = proto::Compression::zstd;
+      r.pixels = proto::compress(raw);
+    } else {
+      r.pixels = std::move(raw);
+    }
+    r.render_seconds = out.render_seconds;
+    r.queued_seconds = out.queued_seconds;
+    r.rays = out.rays;
+    send(r);
+  }
+  if (!done.empty()) request_work();
+}
+
+int Worker::on_message(const proto::Message& message) {
+  m_last_heard = now();
+  m_backoff = 1.0;
+  if (const auto* w = std::get_if<proto::Welcome>(&message)) {
+    on_welcome(*w);
+  } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
+    if (m_state == State::fetching && m_missing.count(a->hash)) {
+      std::string err = m_cache.put(a->hash, a->data);
+      if (!err.empty()) {
+        spdlog::error("bad asset from the master: {}", err);
+        return k_exit_failure;
+      }
+      m_missing.erase(a->hash);
+      if (m_missing.empty()) start_loading();
+    }
+  } else if (const auto* assign = std::get_if<proto::Assign>(&message)) {
+    if (m_state == State::working && assign->job_id == m_job.job_id) {
+      ++m_assigned;
+      m_pool->submit({assign->attempt, assign->rect, 0});
+    }
+  } else if (const auto* c = std::get_if<proto::Cancel>(&message)) {
+    if (m_pool && c->job_id == m_job.job_id) m_pool->cancel(c->attempt);
+  } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
+    if (h->ping) send(proto::Heartbeat{h->sequence, false});
+  } else if (const auto* d = std::get_if<proto::JobDone>(&message)) {
+    if (d->job_id == m_job.job_id) {
+      spdlog::info("job {:x} is done", d->job_id);
+      reset_job();
+      if (m_o.once) return k_exit_ok;
+    }
+  } else if (const auto* e = std::get_if<proto::Error>(&message)) {
+    if (e->code == proto::ErrorCode::incompatible) {
+      spdlog::error("the master refused this worker: {}", e->message);
+      return k_exit_bad_input;
+    }
+    if (e->code == proto::ErrorCode::bad_message) {
+      // The master does not know us (it restarted, or declared us dead): join again.
+      reset_job();
+      hello();
+    }
+  }
+  return -1;
+}
+
+int Worker::run() {
+  connect();
+  hello();
+  m_last_heard = now();
+  double silent_since = now();
+  for (;;) {
+    if (m_o.stop && m_o.stop->load()) return k_exit_ok;
+    const double interval = m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : 1.0;
+    const double liveness = m_job.liveness ? m_job.liveness : 3;
+    zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}, {nullptr, m_event_fd, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 2, std::chrono::milliseconds(100));
+    } catch (const zmq::error_t&) {
+      continue;
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      uint64_t count;
+      (void)::read(m_event_fd, &count, sizeof count);
+      drain_results();
+    }
+    // Checked every turn: the loader's wake-up can arrive just before its future is ready.
+    if (m_state == State::loading && m_loading.valid() &&
+        m_loading.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      finish_loading();
+    }
+    for (int budget = 0; budget < 1000; ++budget) {
+      zmq::message_t msg;
+      if (!m_socket->recv(msg, zmq::recv_flags::dontwait)) break;
+      proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
+      if (!d.message) {
+        spdlog::warn("ignored a bad message from the master: {}", d.error);
+        continue;
+      }
+      silent_since = now();
+      int code = on_message(*d.message);
+      if (code >= 0) return code;
+    }
+    const double t = now();
+    if (t - m_last_ping >= interval) {
+      send(proto::Heartbeat{++m_ping_sequence, true});
+      m_last_ping = t;
+      // A request the master could not serve is forgotten: ask again while we have room.
+      if (m_state == State::working && t - m_last_request >= interval) request_work();
+    }
+    if (t - m_last_heard > interval * (liveness + 1)) {
+      // The master is gone (or not there yet): start over on a fresh socket, backing off.
+      if (m_state != State::joining) spdlog::warn("master silent for {:.1f} s; reconnecting", t - m_last_heard);
+      reset_job();
+      if (m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
+        spdlog::error("no master at {} for {:.0f} s; giving up", m_o.connect, t - silent_since);
+        return k_exit_failure;
+      }
+      if (t - m_last_hello >= m_backoff) {
+        connect();
+        hello();
+        m_backoff = std::min(m_o.max_backoff, m_backoff * 2);
+        m_last_heard = t - interval * liveness;  // one more period before the next attempt
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int run_worker(const WorkerOptions& options) {
+  try {
+    tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                    options.threads > 0 ? options.threads : tbb::info::default_concurrency());
+    return Worker(options).run();
+  } catch (const std::exception& e) {
+    spdlog::error("worker failed: {}", e.what());
+    return k_exit_failure;
+  }
+}
+
+}  // namespace farm

@@ -1,0 +1,29 @@
+// `farm worker`: a ZeroMQ DEALER that joins a master, fetches the scene and its assets into
+// a content-addressed cache, renders the blocks it is given on T threads while keeping
+// T + prefetch blocks requested, heartbeats, and reconnects with backoff.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace farm {
+
+struct WorkerOptions {
+  std::string connect;           // e.g. tcp://host:5555
+  int threads = 0;               // 0 = all cores
+  int prefetch = 1;              // blocks requested beyond one per thread
+  bool once = false;             // exit after one job instead of waiting for the next
+  std::string cache_dir;         // empty = default_cache_dir()
+  std::string name;              // empty = host-pid
+  double max_backoff = 32.0;     // reconnect backoff doubles from 1 s up to this
+  double give_up_after = 0;      // > 0: exit 1 after this long without a master
+  uint32_t protocol_version = 0; // 0 = ours; tests set another to check refusal
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Returns the exit code: 0 after a job (with --once) or when stopped, 1 on failure,
+// 2 if the master is incompatible.
+int run_worker(const WorkerOptions& options);
+
+}  // namespace farm
