@@ -62,6 +62,9 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--cache", o.cache_dir, "Folder for shipped scenes and assets (default: $FARM_CACHE or ~/.cache/farm)");
   cmd->add_option("--name", o.name, "Name shown by the master (default: host-pid)");
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)");
+  // For tests of version refusal only.
+  cmd->add_option("--protocol-version", o.protocol_version, "Pretend to speak this protocol version (testing)")
+      ->group("");
 }
 
 void add_render_command(CLI::App& app, RenderCommandOptions& o) {

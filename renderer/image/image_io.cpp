@@ -41,7 +41,11 @@ void write_via_temp(const std::string& path, int width, int height, int channels
   auto out = OIIO::ImageOutput::create(tmp.string());
   if (!out) throw std::runtime_error("cannot write '" + path + "': " + OIIO::geterror());
   OIIO::ImageSpec spec(width, height, channels, type);
-  if (is_exr) spec.attribute("compression", "zip");
+  if (is_exr) {
+    spec.attribute("compression", "zip");
+    // OpenEXR stamps the write time otherwise, and the same render must give the same bytes.
+    spec.attribute("DateTime", "");
+  }
   if (is_ppm) spec.attribute("pnm:binary", 1);
   bool ok = out->open(tmp.string(), spec) && out->write_image(type, data);
   std::string error = ok ? "" : out->geterror();

@@ -19,7 +19,7 @@ const std::vector<KindKeys<ObjectType>>& object_kinds() {
       {"cylinder", ObjectType::cylinder, {"material", "radius", "height", "segments"}},
       {"lathe", ObjectType::lathe, {"material", "profile", "segments", "smooth"}},
       {"mesh", ObjectType::mesh, {"material", "path", "smooth"}},
-      {"instance", ObjectType::instance, {"prototype"}},
+      {"instance", ObjectType::instance, {"prototype", "material"}},
   };
   return kinds;
 }
@@ -143,7 +143,9 @@ ObjectDesc read_object(ParseContext& ctx, const TableReader& r, bool in_prototyp
       o.prototype = ctx.prototypes.lookup(r, "prototype");
       break;
   }
-  if (kind.kind != ObjectType::instance) read_material_ref(ctx, r, o, kind.kind != ObjectType::mesh);
+  // Meshes may keep their file's materials; an instance's optional material replaces every
+  // material inside its prototype.
+  read_material_ref(ctx, r, o, kind.kind != ObjectType::mesh && kind.kind != ObjectType::instance);
   return o;
 }
 

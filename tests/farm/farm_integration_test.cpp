@@ -1,0 +1,259 @@
+// The farm end to end over tcp://127.0.0.1 with ephemeral ports: its image must be
+// byte-identical to `farm single` whatever the block size, worker count, failures,
+// late joiners or garbage on the wire.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <zmq.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "../test_paths.h"
+#include "process.h"
+
+namespace fs = std::filesystem;
+using test_process::Child;
+
+namespace {
+
+const std::string k_farm = FARM_EXE;
+
+// Small but not trivial: reflections, refraction, focal blur, an area light, a texture.
+std::string write_scene(const fs::path& dir, int spp) {
+  std::ofstream f(dir / "scene.toml");
+  f << R"([render]
+width = 61
+height = 45
+spp = )" << spp << R"(
+integrator = "path"
+max_depth = 4
+[camera]
+position = [0, 1.5, 6]
+look_at = [0, 0.8, 0]
+fov = 45
+aperture = 0.1
+[environment]
+color = [0.4, 0.5, 0.6]
+[[texture]]
+name = "check"
+type = "checker"
+[[material]]
+name = "floor"
+type = "diffuse"
+albedo = "check"
+[[material]]
+name = "glass"
+type = "glass"
+[[material]]
+name = "gold"
+type = "metal"
+albedo = [1, 0.8, 0.4]
+[[material]]
+name = "lamp"
+type = "emissive"
+emission = 6
+two_sided = true
+[[object]]
+type = "plane"
+material = "floor"
+[[object]]
+type = "sphere"
+center = [-0.8, 0.8, 0]
+radius = 0.8
+material = "glass"
+[[object]]
+type = "sphere"
+center = [0.9, 0.7, -0.5]
+radius = 0.7
+material = "gold"
+[[object]]
+type = "quad"
+corner = [-1, 3, -1]
+edge_u = [2, 0, 0]
+edge_v = [0, 0, 2]
+material = "lamp"
+)";
+  return (dir / "scene.toml").string();
+}
+
+struct Fixture {
+  fs::path dir;
+  std::string scene, reference;
+  explicit Fixture(const std::string& name, int spp = 2) {
+    dir = test_paths::temp_dir(name);
+    scene = write_scene(dir, spp);
+    reference = (dir / "single.png").string();
+    REQUIRE(test_process::run({k_farm, "single", scene, "-o", reference, "--threads", "1"}, (dir / "single.log").string()) ==
+            0);
+  }
+  ~Fixture() { fs::remove_all(dir); }
+  std::string path(const std::string& file) const { return (dir / file).string(); }
+  std::string cache() const { return path("cache"); }
+};
+
+std::string endpoint_from(const Child& master) {
+  std::smatch m;
+  std::string log = master.log();
+  if (std::regex_search(log, m, std::regex("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)"))) return m[1];
+  return {};
+}
+
+std::unique_ptr<Child> start_master(const Fixture& f, const std::string& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {k_farm, "master", f.scene, "-o", out, "--bind", "tcp://127.0.0.1:*",
+                                   "--heartbeat", "0.2", "--liveness", "3"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto master = std::make_unique<Child>(args, out + ".master.log");
+  REQUIRE(master->wait_for_log("listening on", 20));
+  return master;
+}
+
+std::unique_ptr<Child> start_worker(const Fixture& f, const std::string& endpoint, const std::string& name,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {k_farm, "worker", "--connect", endpoint, "--threads", "1", "--once",
+                                   "--name", name, "--cache", f.cache(), "--give-up-after", "20"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return std::make_unique<Child>(args, f.path(name + ".log"));
+}
+
+}  // namespace
+
+TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers") {
+  Fixture f("farm_identical");
+  for (int block : {4, 16, 32, 64}) {
+    for (int workers : {1, 2, 3}) {
+      CAPTURE(block);
+      CAPTURE(workers);
+      std::string out = f.path("farm_" + std::to_string(block) + "_" + std::to_string(workers) + ".png");
+      int code = test_process::run({k_farm, "render", f.scene, "-o", out, "--block", std::to_string(block), "--workers",
+                                    std::to_string(workers), "--threads", "1"},
+                                   out + ".log", 120);
+      REQUIRE(code == 0);
+      CHECK(test_process::same_file(out, f.reference));
+    }
+  }
+}
+
+TEST_CASE("farm: EXR output over the farm equals single's EXR") {
+  Fixture f("farm_exr");
+  std::string single = f.path("single.exr"), farm = f.path("farm.exr");
+  REQUIRE(test_process::run({k_farm, "single", f.scene, "-o", single}, single + ".log") == 0);
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", farm, "--block", "8", "--workers", "2", "--compress"},
+                            farm + ".log") == 0);
+  CHECK(test_process::same_file(single, farm));
+}
+
+TEST_CASE("farm: a worker killed with SIGKILL mid-render loses nothing") {
+  Fixture f("farm_kill", 3000);
+  std::string out = f.path("farm.png"), stats = f.path("stats.json");
+  auto master = start_master(f, out, {"--block", "8", "--stats", stats});
+  std::string ep = endpoint_from(*master);
+  auto victim = start_worker(f, ep, "victim");
+  auto survivor = start_worker(f, ep, "survivor");
+  // Kill the victim once it has delivered something, so it surely held blocks.
+  REQUIRE(victim->wait_for_log("scene loaded", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  victim->kill(SIGKILL);
+  CHECK(master->wait(120) == 0);
+  CHECK(survivor->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::string log = master->log();
+  INFO(log);
+  CHECK(log.find("declared dead") != std::string::npos);
+}
+
+TEST_CASE("farm: a worker that starts after the render began takes part") {
+  Fixture f("farm_join", 3000);
+  std::string out = f.path("farm.png"), stats = f.path("stats.json");
+  auto master = start_master(f, out, {"--block", "8", "--stats", stats});
+  std::string ep = endpoint_from(*master);
+  auto first = start_worker(f, ep, "first");
+  REQUIRE(first->wait_for_log("scene loaded", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto late = start_worker(f, ep, "late");
+  CHECK(master->wait(120) == 0);
+  CHECK(first->wait(20) == 0);
+  CHECK(late->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::ifstream js(stats);
+  std::string json((std::istreambuf_iterator<char>(js)), std::istreambuf_iterator<char>());
+  // The late worker delivered at least one accepted block.
+  std::smatch m;
+  REQUIRE(std::regex_search(json, m, std::regex("\"name\": \"late\"[^}]*\"blocks\": ([0-9]+)")));
+  CHECK(std::stoi(m[1]) > 0);
+}
+
+TEST_CASE("farm: a worker speaking another protocol version is refused with a clear message") {
+  Fixture f("farm_incompatible");
+  std::string out = f.path("farm.png");
+  auto master = start_master(f, out);
+  auto bad = start_worker(f, endpoint_from(*master), "old", {"--protocol-version", "999"});
+  CHECK(bad->wait(20) == 2);
+  CHECK(bad->log().find("refused") != std::string::npos);
+  CHECK(master->log().find("refused worker 'old'") != std::string::npos);
+  // The master is unharmed: a proper worker still completes the job.
+  auto good = start_worker(f, endpoint_from(*master), "good");
+  CHECK(master->wait(60) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+}
+
+TEST_CASE("farm: garbage and truncated frames sent to the master are logged and ignored") {
+  Fixture f("farm_garbage", 8);
+  std::string out = f.path("farm.png");
+  auto master = start_master(f, out);
+  std::string ep = endpoint_from(*master);
+  {
+    zmq::context_t ctx;
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 200);
+    s.connect(ep);
+    std::mt19937 rng(7);
+    for (int i = 0; i < 300; ++i) {
+      std::vector<uint8_t> junk(rng() % 200);
+      for (auto& b : junk) b = static_cast<uint8_t>(rng());
+      if (i % 3 == 0) {
+        s.send(zmq::buffer(junk), zmq::send_flags::sndmore);  // extra frames
+        s.send(zmq::buffer(junk), zmq::send_flags::none);
+      } else {
+        s.send(zmq::buffer(junk), zmq::send_flags::none);
+      }
+    }
+    s.send(zmq::str_buffer(""), zmq::send_flags::none);  // empty frame
+  }
+  {
+    // Not even ZMTP: raw bytes on the TCP port must not disturb the master either.
+    std::string host_port = ep.substr(std::string("tcp://").size());
+    int port = std::stoi(host_port.substr(host_port.find(':') + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      const char junk[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\x00\x01garbage";
+      (void)::write(fd, junk, sizeof junk);
+    }
+    ::close(fd);
+  }
+  auto worker = start_worker(f, ep, "worker");
+  CHECK(master->wait(60) == 0);
+  CHECK(worker->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK(master->log().find("ignored a bad message") != std::string::npos);
+}
+
+TEST_CASE("farm: bad command lines and scenes exit with code 2 and a message") {
+  Fixture f("farm_cli");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.jpg")}, f.path("a.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.path("missing.toml"), "-o", f.path("x.png")}, f.path("b.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--block", "0"}, f.path("c.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--policy", "magic"}, f.path("d.log")) == 2);
+  CHECK(test_process::run({k_farm, "bogus"}, f.path("e.log")) == 2);
+  std::ifstream a(f.path("a.log"));
+  std::string text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  CHECK(text.find("'.jpg'") != std::string::npos);
+}
