@@ -257,3 +257,27 @@ TEST_CASE("farm: bad command lines and scenes exit with code 2 and a message") {
   std::string text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
   CHECK(text.find("'.jpg'") != std::string::npos);
 }
+
+TEST_CASE("farm: every bundled scene renders byte-identically through the farm (small size)") {
+  auto dir = test_paths::temp_dir("farm_bundled");
+  for (const auto& entry : fs::directory_iterator(test_paths::project("scenes"))) {
+    if (entry.path().extension() != ".toml") continue;
+    std::string name = entry.path().stem().string();
+    CAPTURE(name);
+    std::vector<std::string> common = {"--width", "40", "--height", "30", "--spp", "2", "--frame", "1",
+                                       "--assets", test_paths::shared_scenes()};
+    if (name == "bunny" && !test_paths::have_shared_scenes()) {
+      MESSAGE("skipping bunny: ../shared/scenes is absent");
+      continue;
+    }
+    std::string single = (dir / (name + "_single.png")).string(), farm = (dir / (name + "_farm.png")).string();
+    std::vector<std::string> a = {k_farm, "single", entry.path().string(), "-o", single};
+    a.insert(a.end(), common.begin(), common.end());
+    REQUIRE(test_process::run(a, single + ".log") == 0);
+    std::vector<std::string> b = {k_farm, "render", entry.path().string(), "-o", farm, "--workers", "2", "--block", "8"};
+    b.insert(b.end(), common.begin(), common.end());
+    REQUIRE(test_process::run(b, farm + ".log") == 0);
+    CHECK(test_process::same_file(single, farm));
+  }
+  fs::remove_all(dir);
+}

@@ -500,8 +500,8 @@ path = "mesh.ply"
   fs::remove_all(dir);
 }
 
-TEST_CASE("scene parser: the example in scenes/FORMAT.md parses") {
-  std::ifstream in(test_paths::project("scenes/FORMAT.md"));
+TEST_CASE("scene parser: the example in README.md (Scene format) parses") {
+  std::ifstream in(test_paths::project("README.md"));
   REQUIRE(in);
   std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string fence = "```toml\n";
