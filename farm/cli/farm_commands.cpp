@@ -65,6 +65,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   // For tests of version refusal only.
   cmd->add_option("--protocol-version", o.protocol_version, "Pretend to speak this protocol version (testing)")
       ->group("");
+  cmd->add_flag("--null-render", o.null_render, "Return black blocks at once (benchmarks of farm overhead)")->group("");
 }
 
 void add_render_command(CLI::App& app, RenderCommandOptions& o) {

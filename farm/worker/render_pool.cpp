@@ -4,7 +4,8 @@
 
 namespace farm {
 
-RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done) : m_scene(scene), m_done(std::move(done)) {
+RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render)
+    : m_scene(scene), m_done(std::move(done)), m_null_render(null_render) {
   for (int i = 0; i < threads; ++i) m_threads.emplace_back([this] { loop(); });
 }
 
@@ -58,7 +59,9 @@ void RenderPool::loop() {
     RenderOutput out;
     out.task = task;
     out.queued_seconds = now() - task.queued_at;
-    if (!cancelled) {
+    if (!cancelled && m_null_render) {
+      out.rgba.assign(static_cast<size_t>(task.rect.pixels()) * 4, 0.0f);
+    } else if (!cancelled) {
       out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
       rt::RayCounts rays;
       double t0 = now();

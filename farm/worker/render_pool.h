@@ -35,7 +35,8 @@ struct RenderOutput {
 class RenderPool {
  public:
   using Done = std::function<void(RenderOutput&&)>;
-  RenderPool(const rt::Scene& scene, int threads, Done done);
+  // `null_render`: return black pixels at once (benchmarks of the farm's own overhead).
+  RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render = false);
   ~RenderPool();
   RenderPool(const RenderPool&) = delete;
   RenderPool& operator=(const RenderPool&) = delete;
@@ -50,6 +51,7 @@ class RenderPool {
 
   const rt::Scene& m_scene;
   Done m_done;
+  bool m_null_render = false;
   mutable std::mutex m_mutex;
   std::condition_variable m_cv;
   std::deque<RenderTask> m_queue;

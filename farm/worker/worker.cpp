@@ -202,7 +202,7 @@ void Worker::finish_loading() {
     }
     uint64_t one = 1;
     (void)::write(m_event_fd, &one, sizeof one);
-  });
+  }, m_o.null_render);
   m_state = State::working;
   spdlog::info("scene loaded; rendering with {} thread(s)", m_threads);
   request_work();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "integrators/integrator.h"
@@ -36,6 +37,10 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
   bool specular_bounce = true;  // camera rays and delta bounces see emitters unweighted
   float prev_bsdf_pdf = 0;
   Vec3 prev_p;
+  // Without emitters or a sky, the ray after the last light-sampled hit can find nothing.
+  const bool last_ray_useless = !scene.lights.has_area_lights() && scene.environment.is_black() &&
+                                std::none_of(scene.materials.begin(), scene.materials.end(),
+                                             [](const MaterialDesc& m) { return m.kind == MaterialKind::emissive; });
 
   for (int depth = 0;; ++depth) {
     SurfaceHit hit;
@@ -66,6 +71,7 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
     Vec3 ng = hit.front ? hit.ng : -hit.ng;
     Bsdf bsdf(mat, tracer.albedo(mat, hit), n, hit.front);
     radiance += throughput * sample_direct(tracer, bsdf, hit.p, ng, wo, sampler, counts);
+    if (last_ray_useless && depth + 1 >= max_depth) break;
 
     float u_lobe = sampler.next();
     Vec2 u = sampler.next2();

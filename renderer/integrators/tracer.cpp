@@ -1,5 +1,7 @@
 #include "integrators/tracer.h"
 
+#include <immintrin.h>
+
 #include <cmath>
 
 namespace rt {
@@ -12,21 +14,16 @@ Vec3 normal_to_world(const Transform& object_from_world, Vec3 n) {
                     m[0][2] * n.x + m[1][2] * n.y + m[2][2] * n.z});
 }
 
-RTCRay make_ray(Vec3 o, Vec3 d, float t_max) {
-  RTCRay r;
-  r.org_x = o.x;
-  r.org_y = o.y;
-  r.org_z = o.z;
-  r.tnear = 0.0f;
-  r.dir_x = d.x;
-  r.dir_y = d.y;
-  r.dir_z = d.z;
-  r.time = 0.0f;
+// Origin/tnear and direction/time are written with one 16-byte store each: Embree reads them
+// with 16-byte loads, and separate scalar stores would defeat store-to-load forwarding (a
+// stall on every ray; measured with perf in results/bench_embree_profile.md).
+void set_ray(RTCRay& r, Vec3 o, Vec3 d, float t_max) {
+  _mm_storeu_ps(&r.org_x, _mm_setr_ps(o.x, o.y, o.z, 0.0f));
+  _mm_storeu_ps(&r.dir_x, _mm_setr_ps(d.x, d.y, d.z, 0.0f));
   r.tfar = t_max;
   r.mask = 0xffffffffu;
   r.id = 0;
   r.flags = 0;
-  return r;
 }
 
 }  // namespace
@@ -36,7 +33,8 @@ Tracer::Tracer(const Scene& scene) : m_scene(scene) {}
 bool Tracer::occluded(Vec3 origin, Vec3 direction, float t_max) const {
   RTCIntersectContext ctx;
   rtcInitIntersectContext(&ctx);
-  RTCRay r = make_ray(origin, direction, t_max);
+  alignas(16) RTCRay r;
+  set_ray(r, origin, direction, t_max);
   rtcOccluded1(m_scene.root.get(), &ctx, &r);
   return r.tfar < 0.0f;  // Embree sets tfar to -inf when something blocks the ray
 }
@@ -44,8 +42,8 @@ bool Tracer::occluded(Vec3 origin, Vec3 direction, float t_max) const {
 bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
   RTCIntersectContext ctx;
   rtcInitIntersectContext(&ctx);
-  RTCRayHit rh;
-  rh.ray = make_ray(ray.origin, ray.direction, t_max);
+  alignas(16) RTCRayHit rh;
+  set_ray(rh.ray, ray.origin, ray.direction, t_max);
   rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
   rtcIntersect1(m_scene.root.get(), &ctx, &rh);
@@ -68,12 +66,18 @@ bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
     const TriangleMesh& m = *rec->mesh;
     uint32_t i0 = m.indices[3 * prim], i1 = m.indices[3 * prim + 1], i2 = m.indices[3 * prim + 2];
     float b1 = rh.hit.u, b2 = rh.hit.v, b0 = 1 - b1 - b2;
-    hit.ng = normalize(cross(m.positions[i1] - m.positions[i0], m.positions[i2] - m.positions[i0]));
+    // Embree's Ng is (v1 - v0) x (v2 - v0) in the geometry's own space: no need to re-read
+    // the vertices (cache misses on scattered rays).
+    hit.ng = normalize(Vec3{rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z});
     hit.ns = m.normals.empty() ? hit.ng : normalize(m.normals[i0] * b0 + m.normals[i1] * b1 + m.normals[i2] * b2);
-    hit.uv = m.uvs.empty() ? Vec2{b1, b2}
-                           : Vec2{m.uvs[i0].x * b0 + m.uvs[i1].x * b1 + m.uvs[i2].x * b2,
-                                  m.uvs[i0].y * b0 + m.uvs[i1].y * b1 + m.uvs[i2].y * b2};
     hit.material = m.face_materials.empty() ? m.material : rec->material_base + static_cast<int>(m.face_materials[prim]);
+    // Texture coordinates only matter to image textures.
+    const int material = instance && instance->material_override >= 0 ? instance->material_override : hit.material;
+    const bool textured = material >= 0 && material < static_cast<int>(m_scene.materials.size()) &&
+                          m_scene.materials[material].albedo.texture >= 0;
+    hit.uv = (!textured || m.uvs.empty()) ? Vec2{b1, b2}
+                                          : Vec2{m.uvs[i0].x * b0 + m.uvs[i1].x * b1 + m.uvs[i2].x * b2,
+                                                 m.uvs[i0].y * b0 + m.uvs[i1].y * b1 + m.uvs[i2].y * b2};
   } else {
     Vec3 c = rec->sphere_centers[prim];
     Vec3 p_local = instance ? instance->object_from_world.point(hit.p) : hit.p;

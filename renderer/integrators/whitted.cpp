@@ -25,13 +25,23 @@ class Whitted {
     Vec3 n = hit.front ? hit.ns : -hit.ns;  // face the viewer
     Vec3 ng = hit.front ? hit.ng : -hit.ng;
     Color albedo = m_tracer.albedo(mat, hit);
-    Bsdf bsdf(mat, albedo, n, hit.front);
+    const bool is_delta = mat.kind == MaterialKind::mirror || mat.kind == MaterialKind::glass;
     Color result{0.0f};
-
-    if (!bsdf.is_delta()) {
-      result += m_scene.desc.settings.ambient * albedo;
-      result += direct_light(bsdf, hit.p, ng, wo);
+    if (!is_delta) result += m_scene.desc.settings.ambient * albedo;
+    const bool lit = !m_scene.lights.delta_lights().empty() || m_scene.lights.has_area_lights();
+    const bool needs_bsdf = (!is_delta && lit) || mat.kind == MaterialKind::plastic || mat.kind == MaterialKind::metal;
+    if (!needs_bsdf) {
+      // Ambient only (no lights) or a perfect mirror/glass: no BSDF to build.
+      if (depth >= m_scene.desc.settings.max_depth) return result;
+      if (mat.kind == MaterialKind::mirror) {
+        result += albedo * reflect_ray(hit, n, wo, depth, weight * max_component(albedo));
+      } else if (mat.kind == MaterialKind::glass) {
+        result += refract_and_reflect(hit, mat, albedo, n, ng, wo, depth, weight);
+      }
+      return result;
     }
+    Bsdf bsdf(mat, albedo, n, hit.front);
+    if (!is_delta) result += direct_light(bsdf, hit.p, ng, wo);
     int max_depth = m_scene.desc.settings.max_depth;
     if (depth >= max_depth) return result;
 
@@ -45,23 +55,9 @@ class Whitted {
         result += f * reflect_ray(hit, n, wo, depth, weight * max_component(f));
         break;
       }
-      case MaterialKind::glass: {
-        float eta = hit.front ? mat.ior : 1 / mat.ior;
-        float cos_i = dot(wo, n);
-        float f = fresnel_dielectric(cos_i, eta);
-        result += Color{f} * reflect_ray(hit, n, wo, depth, weight * f);
-        if (f < 1) {
-          float sin2_t = (1 - cos_i * cos_i) / (eta * eta);
-          float cos_t = std::sqrt(std::fmax(0.0f, 1 - sin2_t));
-          Vec3 wt = normalize(-wo / eta + n * (cos_i / eta - cos_t));
-          float w = weight * (1 - f) * max_component(albedo);
-          if (w >= k_bailout) {
-            ++m_counts.refracted;
-            result += albedo * (1 - f) * trace({offset_origin(hit.p, ng, wt), wt}, depth + 1, w);
-          }
-        }
+      case MaterialKind::glass:
+        result += refract_and_reflect(hit, mat, albedo, n, ng, wo, depth, weight);
         break;
-      }
       default:
         break;
     }
@@ -69,6 +65,26 @@ class Whitted {
   }
 
  private:
+  // Classic Whitted glass: both the reflected and the refracted ray, weighted by Fresnel.
+  Color refract_and_reflect(const SurfaceHit& hit, const MaterialDesc& mat, Color albedo, Vec3 n, Vec3 ng, Vec3 wo,
+                            int depth, float weight) {
+    float eta = hit.front ? mat.ior : 1 / mat.ior;
+    float cos_i = dot(wo, n);
+    float f = fresnel_dielectric(cos_i, eta);
+    Color result = Color{f} * reflect_ray(hit, n, wo, depth, weight * f);
+    if (f < 1) {
+      float sin2_t = (1 - cos_i * cos_i) / (eta * eta);
+      float cos_t = std::sqrt(std::fmax(0.0f, 1 - sin2_t));
+      Vec3 wt = normalize(-wo / eta + n * (cos_i / eta - cos_t));
+      float w = weight * (1 - f) * max_component(albedo);
+      if (w >= k_bailout) {
+        ++m_counts.refracted;
+        result += albedo * (1 - f) * trace({offset_origin(hit.p, ng, wt), wt}, depth + 1, w);
+      }
+    }
+    return result;
+  }
+
   Color reflect_ray(const SurfaceHit& hit, Vec3 n, Vec3 wo, int depth, float weight) {
     if (weight < k_bailout) return Color{0.0f};
     Vec3 wr = reflect(wo, n);

@@ -17,11 +17,13 @@ Camera::Camera(const CameraKey& key, int width, int height)
   m_forward = normalize(key.look_at - key.position);
   m_right = normalize(cross(m_forward, key.up));
   m_up = cross(m_right, m_forward);
+  m_scale_x = 2 * m_tan_half_fov * m_aspect / static_cast<float>(m_width);
+  m_scale_y = 2 * m_tan_half_fov / static_cast<float>(m_height);
 }
 
 Ray Camera::generate(Vec2 film, Vec2 lens) const {
-  float sx = (2 * film.x / m_width - 1) * m_tan_half_fov * m_aspect;
-  float sy = (1 - 2 * film.y / m_height) * m_tan_half_fov;
+  float sx = film.x * m_scale_x - m_tan_half_fov * m_aspect;
+  float sy = m_tan_half_fov - film.y * m_scale_y;
   Vec3 dir = normalize(m_forward + m_right * sx + m_up * sy);
   if (m_lens_radius <= 0) return {m_position, dir};
   // Thin lens: every ray through the lens meets the pinhole ray on the plane of focus.

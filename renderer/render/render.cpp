@@ -35,6 +35,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const Camera camera(scene.desc.camera.at_frame(frame), settings.width, settings.height);
   const Tracer tracer(scene);
   const int spp = settings.spp;
+  const bool pinhole = !(scene.desc.camera.at_frame(frame).aperture > 0);
   const bool whitted = settings.integrator == IntegratorKind::whitted;
   tbb::combinable<RayCounts> local_counts;
 
@@ -45,10 +46,11 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
       for (int lx = r.cols().begin(); lx < r.cols().end(); ++lx) {
         const int x = rect.x + lx, y = rect.y + ly;
         Color sum{0.0f};
+        const uint64_t key = pixel_key(settings.seed, frame, x, y);
         for (int s = 0; s < spp; ++s) {
-          PixelSampler sampler(settings.seed, frame, x, y, s, spp);
+          PixelSampler sampler(key, s);
           Vec2 film = sampler.stratified2(0);
-          Vec2 lens = sampler.stratified2(1);
+          Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.stratified2(1);  // unused by a pinhole
           Ray ray = camera.generate({x + film.x, y + film.y}, lens);
           ++rc.camera;
           Color c = whitted ? trace_whitted(tracer, ray, sampler, rc) : trace_path(tracer, ray, sampler, rc);

@@ -211,7 +211,7 @@ def main() -> int:
     ap.add_argument("--path-length", type=int, default=4,
                     help="Embree --max-path-length L (1 = primary + shadow); farm gets --max-depth L")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--farm", default=os.environ.get("FARM", str(ROOT / "build-bench/farm/farm")))
+    ap.add_argument("--farm", default=os.environ.get("FARM", str(ROOT / "build/farm/farm")))
     ap.add_argument("--viewer", default=os.environ.get("EMBREE_VIEWER", "viewer"))
     ap.add_argument("--pathtracer", default=os.environ.get("EMBREE_PATHTRACER", "pathtracer"))
     ap.add_argument("--viewer-stream", default=os.environ.get("EMBREE_VIEWER_STREAM", "viewer_stream"),
@@ -320,8 +320,9 @@ def main() -> int:
         ratio = mo / me if me else float("nan")
         paired = paired_ratio(ours, theirs)
         target = 0.85 if mode == "primary" else 1.0
-        met = "yes" if ratio >= target else "no"
-        verdicts[mode] = (ratio, target, met)
+        # Met only when both the ratio of medians and the paired ratio reach the target.
+        met = ("yes" if min(ratio, paired) >= target else "borderline" if max(ratio, paired) >= target else "no")
+        verdicts[mode] = (ratio, paired, target, met)
         if mode == "primary":
             md.append(f"| primary (camera rays only) | Mrays/s | {mo:.3f} | {me:.3f} (viewer) | {ratio:.3f} | "
                       f"{paired:.3f} | >= {target} | {met} | {len(ours)}/{len(theirs)} |")
@@ -334,9 +335,9 @@ def main() -> int:
             md.append(f"| path, spp {a.spp}, path length {a.path_length} | samples/s | {mo:,.0f} | {me:,.0f} "
                       f"(pathtracer) | {ratio:.3f} | {paired:.3f} | >= {target} | {met} | {len(ours)}/{len(theirs)} |")
     md.append("")
-    md.append("*ours / Embree* is the ratio of the medians (the target is judged on it); *paired* is the median "
-              "of the per-repetition ratios (each farm run against the Embree run next to it), less "
-              "sensitive to load that changes between repetitions.\n")
+    md.append("*ours / Embree* is the ratio of the medians; *paired* is the median of the per-repetition "
+              "ratios (each farm run against the Embree run next to it), less sensitive to load that changes "
+              "between repetitions. *met*: yes when both reach the target, borderline when one does.\n")
     md.append("Secondary figures (medians): seconds per frame, and Mrays/s as each renderer counts rays.\n")
     md.append("| mode | farm s/frame | Embree s/frame | farm Mrays/s | Embree Mrays/s | farm rays per sample |")
     md.append("|---|---|---|---|---|---|")
@@ -371,8 +372,8 @@ def main() -> int:
     (out_dir / "bench_embree.md").write_text("\n".join(md) + "\n")
 
     log(f"wrote {csv_path} and {out_dir / 'bench_embree.md'} in {total:.0f} s")
-    for mode, (ratio, target, met) in verdicts.items():
-        log(f"{mode}: ours/Embree = {ratio:.3f} (target >= {target}: {met})")
+    for mode, (ratio, paired, target, met) in verdicts.items():
+        log(f"{mode}: ours/Embree = {ratio:.3f}, paired {paired:.3f} (target >= {target}: {met})")
     return 1 if problems else 0
 
 

@@ -7,7 +7,7 @@
 #                                 [--threads N] [--farm PATH] [--scenes DIR] [--budget SECONDS]
 #
 # Skips (exit 0, "SKIP: ...") when ../shared/scenes or the Embree tools are missing.
-# The farm binary defaults to build-bench/farm/farm; it is built there (Release, -j2) if absent.
+# The farm binary defaults to build/farm/farm (tools/build.sh builds it if absent).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -15,7 +15,7 @@ root="$(cd "$here/../.." && pwd)"
 command -v python3 >/dev/null || { echo "SKIP: embree_compare: python3 not found"; exit 0; }
 
 scenes="${BENCH_SCENES:-$root/../shared/scenes}"
-farm="${FARM:-$root/build-bench/farm/farm}"
+farm="${FARM:-$root/build/farm/farm}"
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
@@ -37,10 +37,9 @@ if ! command -v "${EMBREE_VIEWER:-viewer}" >/dev/null || ! command -v "${EMBREE_
 fi
 
 if [[ ! -x "$farm" ]]; then
-  if [[ "$farm" == "$root/build-bench/farm/farm" ]]; then
-    echo "[embree_compare] building $farm (Release, -j2; not part of the timed runs)"
-    cmake -S "$root" -B "$root/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$root/build-bench" --target farm -j2
+  if [[ "$farm" == "$root/build/farm/farm" ]]; then
+    echo "[embree_compare] building $farm (not part of the timed runs)"
+    bash "$root/tools/build.sh"
   else
     echo "embree_compare: farm binary $farm not found" >&2
     exit 2

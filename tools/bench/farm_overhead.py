@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Benchmarks of the farm's own overhead (issue 3), written to results/bench_farm.{csv,md}.
+
+1. Per-block round trip on loopback with a null renderer: one worker, one thread, no prefetch,
+   so every block is one Result -> WorkRequest -> Assign exchange.   target <= 100 us
+2. Master capacity: 16 null workers with prefetch, blocks/s through one master.
+                                                                        target >= 20,000 blocks/s
+3. Farm efficiency on the chess scene: single_time / (N * farm_time) for N = 1, 2 workers of one
+   thread each (farm_time includes starting the workers and loading the scene).
+                                                                        target >= 0.95
+Usage: tools/bench/farm_overhead.py [--farm build/farm/farm] [--quick]
+"""
+import argparse, csv, datetime, json, os, re, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def master_with_workers(farm, scene, out, stats, master_args, workers, worker_args, tmp):
+    master = subprocess.Popen([farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--stats", stats]
+                              + master_args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    endpoint = None
+    lines = []
+    while endpoint is None:
+        line = master.stdout.readline()
+        if not line:
+            raise RuntimeError("master exited: " + "".join(lines))
+        lines.append(line)
+        m = re.search(r"listening on (tcp://\S+)", line)
+        if m:
+            endpoint = m.group(1)
+    procs = [subprocess.Popen([farm, "worker", "--connect", endpoint, "--once", "--cache", os.path.join(tmp, "cache"),
+                               "--name", f"w{i}", "--give-up-after", "5"] + worker_args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for i in range(workers)]
+    master.communicate(timeout=600)
+    for p in procs:  # a worker that joined after the last block never saw JobDone: it gives up
+        p.wait(timeout=60)
+    if master.returncode != 0:
+        raise RuntimeError("master failed")
+    with open(stats) as f:
+        return json.load(f)
+
+
+def busy_window(stats):
+    blocks = [b for b in stats["blocks"] if b["outcome"] == "accepted"]
+    first = min(b["assigned"] for b in blocks)
+    last = max(b["received"] for b in blocks)
+    return len(blocks), last - first
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--farm", default=os.path.join(ROOT, "build/farm/farm"))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    farm = args.farm
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="farm_bench_")
+    scene = os.path.join(ROOT, "scenes/wg6.toml")
+
+    # 1. round trip
+    side = 256 if args.quick else 1024
+    st = master_with_workers(farm, scene, os.path.join(tmp, "rt.png"), os.path.join(tmp, "rt.json"),
+                             ["--width", str(side), "--height", str(side), "--block", "4", "--policy", "fixed",
+                              "--max-copies", "1"], 1, ["--threads", "1", "--prefetch", "0", "--null-render"], tmp)
+    n, window = busy_window(st)
+    rows.append({"benchmark": "round_trip_null_renderer", "value": window / n * 1e6, "unit": "us/block",
+                 "target": "<= 100", "detail": f"{n} blocks of 4x4 in {window:.3f} s, 1 worker, 1 thread, prefetch 0"})
+
+    # 2. capacity
+    st = master_with_workers(farm, scene, os.path.join(tmp, "cap.png"), os.path.join(tmp, "cap.json"),
+                             ["--width", str(side), "--height", str(side), "--block", "4", "--policy", "fixed",
+                              "--max-copies", "1"], 16, ["--threads", "1", "--prefetch", "8", "--null-render"], tmp)
+    n, window = busy_window(st)
+    rows.append({"benchmark": "master_capacity_16_null_workers", "value": n / window, "unit": "blocks/s",
+                 "target": ">= 20000", "detail": f"{n} blocks of 4x4 in {window:.3f} s, 16 workers, prefetch 8"})
+
+    # 3. efficiency on the chess scene
+    chess = os.path.join(ROOT, "scenes/chess2.toml")
+    extra = ["--spp", "8"] if args.quick else []
+    t0 = time.monotonic()
+    run([farm, "single", chess, "-o", os.path.join(tmp, "single.png"), "--threads", "1"] + extra)
+    single = time.monotonic() - t0
+    for n_workers in (1, 2):
+        t0 = time.monotonic()
+        run([farm, "render", chess, "-o", os.path.join(tmp, f"farm{n_workers}.png"), "--workers", str(n_workers),
+             "--threads", "1", "--block", "16"] + extra)
+        farm_time = time.monotonic() - t0
+        eff = single / (n_workers * farm_time)
+        rows.append({"benchmark": f"efficiency_chess2_{n_workers}_workers", "value": eff, "unit": "ratio",
+                     "target": ">= 0.95",
+                     "detail": f"single {single:.2f} s (1 thread), farm {farm_time:.2f} s with {n_workers} x 1 thread"})
+
+    os.makedirs(os.path.join(ROOT, "results"), exist_ok=True)
+    cmd = "tools/bench/farm_overhead.py" + (" --quick" if args.quick else "")
+    with open(os.path.join(ROOT, "results/bench_farm.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["benchmark", "value", "unit", "target", "detail"])
+        w.writeheader()
+        w.writerows(rows)
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    with open(os.path.join(ROOT, "results/bench_farm.md"), "w") as f:
+        f.write(f"# Farm overhead benchmarks\n\nCommand: `{cmd}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \n"
+                f"Machine: {os.cpu_count()} cores, {cpu}. Master and workers share these cores.\n\n"
+                "| benchmark | value | unit | target | detail |\n|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['benchmark']} | {r['value']:.3f} | {r['unit']} | {r['target']} | {r['detail']} |\n")
+    for r in rows:
+        print(f"{r['benchmark']:40s} {r['value']:12.3f} {r['unit']:10s} target {r['target']:10s} {r['detail']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
