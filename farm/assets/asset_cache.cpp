@@ -51,18 +51,23 @@ std::string AssetCache::put(const std::string& hash, const std::vector<uint8_t>&
   return {};
 }
 
-std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets) const {
-  fs::path dir = fs::path(m_root) / "jobs" / std::to_string(job_id);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
+                                    const std::string& instance) const {
+  fs::path dir = fs::path(m_root) / "jobs" / (std::to_string(job_id) + "." + instance);
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // a leftover of a crashed earlier process with the same pid
+  if (!fs::create_directories(dir, ec) && ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
   for (const proto::AssetRef& a : assets) {
     if (!is_safe_relative_name(a.name)) throw std::runtime_error("unsafe asset name '" + a.name + "'");
     if (!has(a.hash)) throw std::runtime_error("asset " + a.name + " (" + a.hash + ") is not in the cache");
     fs::path target = dir / a.name;
-    fs::create_directories(target.parent_path());
-    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
     fs::create_hard_link(object_path(a.hash), target, ec);
-    if (ec) fs::copy_file(object_path(a.hash), target, fs::copy_options::overwrite_existing);
+    if (ec) {
+      ec.clear();
+      fs::copy_file(object_path(a.hash), target, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw std::runtime_error("cannot place " + a.name + ": " + ec.message());
+    }
   }
   return dir.string();
 }

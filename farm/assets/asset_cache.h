@@ -17,9 +17,10 @@ class AssetCache {
   std::vector<std::string> cached_hashes() const;
   // Verifies the content against `hash` before storing. Returns an error message or "".
   std::string put(const std::string& hash, const std::vector<uint8_t>& data);
-  // Lays out `assets` under jobs/<job_id>/ and returns that folder. Throws std::runtime_error
-  // on an unsafe name or a missing object.
-  std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets) const;
+  // Lays out `assets` under jobs/<job_id>.<instance>/ and returns that folder. Throws
+  // std::runtime_error on an unsafe name, a missing object or a file system error.
+  std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
+                          const std::string& instance) const;
 
   const std::string& root() const { return m_root; }
 

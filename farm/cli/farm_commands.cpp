@@ -107,14 +107,15 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
                                         "--threads",   std::to_string(threads), "--prefetch", std::to_string(o.prefetch),
                                         "--once",      "--name",    "local-" + std::to_string(i + 1),
                                         "--give-up-after", "30"};
+      // Built before fork(): the child of a multithreaded process should not allocate.
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
       pid_t pid = ::fork();
       if (pid == 0) {
         // The worker dies with us whatever happens to us (even SIGKILL).
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != master_pid) ::_exit(1);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
         ::execv(self_exe.c_str(), argv.data());
         ::_exit(127);
       }
@@ -125,6 +126,22 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
         spdlog::error("cannot start a local worker");
       }
     }
+  };
+  // If every local worker has exited before the job is done, nobody will finish it.
+  std::vector<int> exit_codes;
+  m.should_abort = [&]() -> std::string {
+    std::lock_guard<std::mutex> lock(children_mutex);
+    if (children.empty()) return {};
+    bool all_gone = true;
+    for (pid_t& pid : children) {
+      int status = 0;
+      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
+        exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        pid = -1;
+      }
+      all_gone &= pid <= 0;
+    }
+    return all_gone ? "every local worker has exited (see their messages above)" : std::string();
   };
   int code = run_master(m);
   // Workers exit by themselves after JobDone; give them a moment, then make sure.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <zmq.hpp>
 
 #include "assets/asset_manifest.h"
@@ -35,6 +36,7 @@ struct Peer {
   uint64_t ping_sequence = 0;
   double rtt = 0;
   double bandwidth = 0;  // smoothed bytes/s of result transfers, 0 = unknown
+  std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
 };
 
 class Master {
@@ -45,7 +47,7 @@ class Master {
  private:
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   bool setup();
-  void send(const std::string& identity, const proto::Message& m);
+  bool send(const std::string& identity, const proto::Message& m);
   void on_frame(const std::string& identity, const uint8_t* data, size_t size);
   void on_hello(const std::string& identity, const proto::Hello& h);
   void on_result(const std::string& identity, Peer& peer, proto::Result& r);
@@ -121,19 +123,20 @@ bool Master::setup() {
   return true;
 }
 
-void Master::send(const std::string& identity, const proto::Message& m) {
+bool Master::send(const std::string& identity, const proto::Message& m) {
   std::vector<uint8_t> bytes = proto::encode(m);
   try {
     // ROUTER_MANDATORY makes an unroutable peer an error instead of a silent drop; a full
     // queue (slow consumer past its high-water mark) is also reported rather than blocking.
-    if (!m_socket->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;
-    if (!m_socket->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return;
+    if (!m_socket->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
+    if (!m_socket->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return false;
   } catch (const zmq::error_t& e) {
     spdlog::debug("cannot send {} to a peer: {}", proto::message_name(m), e.what());
-    return;
+    return false;
   }
   auto it = m_peers.find(identity);
   if (it != m_peers.end()) m_stats.bytes_out(it->second.id, bytes.size());
+  return true;
 }
 
 void Master::bad_input(const std::string& identity, const std::string& what) {
@@ -187,18 +190,24 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
     if (lease == m_stats.leases().end() || lease->second.worker != peer.id) return bad_input(identity, "unknown lease");
     return bad_input(identity, "result rectangle does not match its lease");
   }
-  if (r.encoding != m_encoding) return bad_input(identity, "result in the wrong pixel encoding");
+  // From here on the lease is the peer's own but its payload is unusable: give the block back.
+  auto reject = [&](const std::string& what) {
+    m_scheduler->release(peer.id, r.attempt);
+    m_stats.cancelled(r.attempt);
+    bad_input(identity, what);
+  };
+  if (r.encoding != m_encoding) return reject("result in the wrong pixel encoding");
   const size_t pixels = static_cast<size_t>(r.rect.pixels());
   const size_t expected = pixels * proto::bytes_per_pixel(m_encoding);
   const uint64_t wire_bytes = r.pixels.size();
   if (r.compression == proto::Compression::zstd) {
     auto raw = proto::decompress(r.pixels, expected);
-    if (!raw) return bad_input(identity, "undecodable compressed pixels");
+    if (!raw) return reject("undecodable compressed pixels");
     r.pixels = std::move(*raw);
   }
   std::vector<uint8_t> decoded;
   std::string err = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded);
-  if (!err.empty()) return bad_input(identity, err);
+  if (!err.empty()) return reject(err);
 
   // Link estimate from this transfer: what the round trip leaves after render and queueing.
   double transfer = (t - lease->second.assigned) - r.render_seconds - r.queued_seconds - peer.rtt;
@@ -238,7 +247,11 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
         if constexpr (std::is_same_v<T, proto::WorkRequest>) {
           for (const Assignment& a : m_scheduler->request(peer.id, t, static_cast<int>(m.credits))) {
             m_stats.assigned(a, t);
-            send(identity, proto::Assign{m_job_id, a.attempt, a.block});
+            // An undeliverable lease must not pin its block.
+            if (!send(identity, proto::Assign{m_job_id, a.attempt, a.block})) {
+              m_scheduler->release(peer.id, a.attempt);
+              m_stats.cancelled(a.attempt);
+            }
           }
         } else if constexpr (std::is_same_v<T, proto::Result>) {
           on_result(identity, peer, m);
@@ -249,6 +262,8 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
               bad_input(identity, "request for an unknown asset");
               continue;
             }
+            // Once per peer: a flood of requests for a large mesh must not fill memory.
+            if (!peer.assets_sent.insert(hash).second) continue;
             auto bytes = read_file_bytes(it->second->path);
             if (!bytes) {
               spdlog::error("cannot read asset '{}' any more", it->second->path);
@@ -329,6 +344,12 @@ int Master::run() {
       spdlog::error("interrupted: no image written");
       return k_exit_failure;
     }
+    if (m_o.should_abort) {
+      if (std::string why = m_o.should_abort(); !why.empty()) {
+        spdlog::error("{}: no image written", why);
+        return k_exit_failure;
+      }
+    }
     double t = now();
     if (t - m_last_heartbeat >= m_o.heartbeat_interval) heartbeat_round();
     double next = std::min(m_scheduler->next_deadline(), m_last_heartbeat + m_o.heartbeat_interval);
@@ -372,6 +393,8 @@ void Master::finish() {
   const double makespan = now();
   m_progress.done(makespan);
   for (const auto& [identity, peer] : m_peers) send(identity, proto::JobDone{m_job_id});
+  // Let JobDone leave before the socket closes (LINGER 0 would discard it).
+  m_socket->set(zmq::sockopt::linger, 500);
   std::vector<std::string> written = m_store->write_all(m_o.render.output_path, m_frames.size() > 1);
   for (const std::string& p : written) spdlog::info("wrote {}", p);
   if (!m_o.tile_map_path.empty()) {

@@ -34,6 +34,8 @@ struct MasterOptions {
   std::function<void(const std::string&)> on_bound;
   // Polled by the loop; setting it aborts the job (exit code 1).
   const std::atomic<bool>* stop = nullptr;
+  // Polled by the loop; a non-empty answer aborts the job with that reason (exit code 1).
+  std::function<std::string()> should_abort;
 };
 
 // Runs one job to completion. Returns the process exit code (0 ok, 1 failure, 2 bad input).

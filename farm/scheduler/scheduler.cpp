@@ -147,12 +147,17 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
   return lease(w, best, m_outstanding.at(best).block, now, true);
 }
 
+int max_leases_per_worker(int threads) { return 2 * std::max(1, threads) + 8; }
+
 std::vector<Assignment> Scheduler::request(WorkerId id, Seconds now, int credits) {
   std::vector<Assignment> out;
   auto it = m_workers.find(id);
   if (it == m_workers.end()) return out;
   Worker& w = it->second;
   w.last_seen = std::max(w.last_seen, now);
+  // A peer cannot pin the pool by asking for more than it could possibly render soon.
+  const int cap = max_leases_per_worker(w.threads);
+  credits = std::min(credits, cap - static_cast<int>(w.leases.size()));
   for (int i = 0; i < credits; ++i) {
     std::optional<Assignment> a = assign_from_pool(w, now);
     if (!a) a = assign_copy(w, now);
@@ -213,6 +218,19 @@ ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
     w.fast_results_in_row = 0;  // a change consumes the streak
   }
   return reply;
+}
+
+void Scheduler::release(WorkerId worker, AttemptId attempt) {
+  auto lit = m_leases.find(attempt);
+  if (lit == m_leases.end() || lit->second.worker != worker) return;
+  BlockId block_id = lit->second.block_id;
+  drop_lease(attempt);
+  auto oit = m_outstanding.find(block_id);
+  if (oit != m_outstanding.end() && oit->second.attempts.empty()) {
+    m_pool.push_front(oit->second.block);
+    m_pending_pixels += oit->second.block.pixels();
+    m_outstanding.erase(oit);
+  }
 }
 
 void Scheduler::remove_worker(WorkerId id) {

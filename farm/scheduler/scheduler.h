@@ -17,6 +17,9 @@
 
 namespace farm {
 
+// At most this many leases are out to one worker at once (credits beyond it are ignored).
+int max_leases_per_worker(int threads);
+
 class Scheduler {
  public:
   explicit Scheduler(SchedulerConfig config);
@@ -32,6 +35,9 @@ class Scheduler {
 
   // The worker asks for up to `credits` blocks. Demand-driven: nothing is ever pushed.
   std::vector<Assignment> request(WorkerId worker, Seconds now, int credits);
+  // The lease could not be delivered or its result was invalid: forget it; the block goes
+  // back to the front of the pool unless another copy is out.
+  void release(WorkerId worker, AttemptId attempt);
   // The worker delivered the pixels of `attempt`.
   ResultReply result(WorkerId worker, AttemptId attempt, Seconds now);
   // Advances time: halves sizes of workers past their waiting time, declares silent workers

@@ -62,13 +62,17 @@ void RenderPool::loop() {
     if (!cancelled && m_null_render) {
       out.rgba.assign(static_cast<size_t>(task.rect.pixels()) * 4, 0.0f);
     } else if (!cancelled) {
-      out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
-      rt::RayCounts rays;
-      double t0 = now();
-      rt::render_rect(m_scene, task.rect.frame, {task.rect.x, task.rect.y, task.rect.width, task.rect.height},
-                      out.rgba.data(), &rays);
-      out.render_seconds = now() - t0;
-      out.rays = rays.total();
+      try {
+        out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
+        rt::RayCounts rays;
+        double t0 = now();
+        rt::render_rect(m_scene, task.rect.frame, {task.rect.x, task.rect.y, task.rect.width, task.rect.height},
+                        out.rgba.data(), &rays);
+        out.render_seconds = now() - t0;
+        out.rays = rays.total();
+      } catch (const std::exception&) {
+        cancelled = true;  // never send a partial block; the master re-issues it after the wait
+      }
     }
     {
       std::lock_guard<std::mutex> lock(m_mutex);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <future>
@@ -14,6 +15,7 @@
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
+#include "assets/asset_manifest.h"
 #include "cli/exit_codes.h"
 #include "master/master.h"
 #include "protocol/pixel_codec.h"
@@ -66,6 +68,7 @@ class Worker {
   void on_welcome(const proto::Welcome& w);
   void start_loading();
   void finish_loading();
+  void fail_job(const std::string& why);
   void request_work();
   void drain_results();
   void reset_job();
@@ -87,6 +90,12 @@ class Worker {
   proto::Welcome m_job;
   std::set<std::string> m_missing;
   std::future<std::unique_ptr<rt::Scene>> m_loading;
+  // Loads abandoned by a reset: their futures would block in their destructors, so they are
+  // kept here until the worker exits instead of stalling the I/O thread.
+  std::vector<std::future<std::unique_ptr<rt::Scene>>> m_abandoned;
+  uint64_t m_failed_job = 0;   // a job whose scene we could not load: do not rejoin it
+  uint64_t m_load_generation = 0;
+  std::vector<std::string> m_job_dirs;  // removed when the worker exits
   std::unique_ptr<rt::Scene> m_scene;
   std::unique_ptr<RenderPool> m_pool;
   std::mutex m_done_mutex;
@@ -107,7 +116,12 @@ Worker::Worker(const WorkerOptions& o)
 
 Worker::~Worker() {
   m_pool.reset();  // joins render threads before anything they use goes away
+  // Loaders write to the event fd when done: wait for them before closing it.
+  if (m_loading.valid()) m_loading.wait();
+  for (auto& f : m_abandoned) f.wait();
   if (m_event_fd >= 0) ::close(m_event_fd);
+  std::error_code ec;
+  for (const std::string& dir : m_job_dirs) std::filesystem::remove_all(dir, ec);
 }
 
 void Worker::connect() {
@@ -139,6 +153,7 @@ void Worker::hello() {
 }
 
 void Worker::reset_job() {
+  if (m_loading.valid()) m_abandoned.push_back(std::move(m_loading));
   m_pool.reset();
   m_scene.reset();
   {
@@ -151,6 +166,7 @@ void Worker::reset_job() {
 
 void Worker::on_welcome(const proto::Welcome& w) {
   if (w.protocol_version != proto::k_protocol_version) return;
+  if (w.job_id == m_failed_job) return;  // we could not load it before; we will not now
   if (m_state != State::joining && w.job_id == m_job.job_id) return;  // a repeated welcome
   if (m_state != State::joining) reset_job();
   m_job = w;
@@ -169,7 +185,20 @@ void Worker::on_welcome(const proto::Welcome& w) {
 
 void Worker::start_loading() {
   m_state = State::loading;
-  std::string dir = m_cache.materialize(m_job.job_id, m_job.assets);
+  // The scene must be one of the shipped files: a name outside the job folder is refused.
+  bool known = std::any_of(m_job.assets.begin(), m_job.assets.end(),
+                           [&](const proto::AssetRef& a) { return a.name == m_job.scene_name; });
+  std::string dir;
+  try {
+    if (!known || !is_safe_relative_name(m_job.scene_name)) throw std::runtime_error("unsafe scene name");
+    // One folder per process and load: local workers share a cache but never a job folder.
+    dir = m_cache.materialize(m_job.job_id, m_job.assets, std::to_string(::getpid()) + "." +
+                                                              std::to_string(++m_load_generation));
+  } catch (const std::exception& e) {
+    fail_job(e.what());
+    return;
+  }
+  m_job_dirs.push_back(dir);
   std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
   std::vector<std::string> overrides = m_job.overrides;
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
@@ -186,13 +215,18 @@ void Worker::start_loading() {
   });
 }
 
+void Worker::fail_job(const std::string& why) {
+  spdlog::error("cannot load the job's scene: {}", why);
+  send(proto::Error{proto::ErrorCode::scene_failed, why.substr(0, 1000)});
+  m_failed_job = m_job.job_id;
+  m_state = State::joining;
+}
+
 void Worker::finish_loading() {
   try {
     m_scene = m_loading.get();
   } catch (const std::exception& e) {
-    spdlog::error("cannot load the job's scene: {}", e.what());
-    send(proto::Error{proto::ErrorCode::scene_failed, e.what()});
-    m_state = State::joining;
+    fail_job(e.what());
     return;
   }
   m_pool = std::make_unique<RenderPool>(*m_scene, m_threads, [this](RenderOutput&& out) {
@@ -262,8 +296,14 @@ int Worker::on_message(const proto::Message& message) {
     }
   } else if (const auto* assign = std::get_if<proto::Assign>(&message)) {
     if (m_state == State::working && assign->job_id == m_job.job_id) {
-      ++m_assigned;
-      m_pool->submit({assign->attempt, assign->rect, 0});
+      const rt::RenderSettings& s = m_scene->desc.settings;
+      const Block& b = assign->rect;
+      if (b.x + b.width > s.width || b.y + b.height > s.height || b.frame > s.frames) {
+        spdlog::warn("ignored an assignment outside the job's image");
+      } else {
+        ++m_assigned;
+        m_pool->submit({assign->attempt, assign->rect, 0});
+      }
     }
   } else if (const auto* c = std::get_if<proto::Cancel>(&message)) {
     if (m_pool && c->job_id == m_job.job_id) m_pool->cancel(c->attempt);
@@ -326,6 +366,7 @@ int Worker::run() {
       int code = on_message(*d.message);
       if (code >= 0) return code;
     }
+    if (m_o.once && m_failed_job != 0) return k_exit_failure;
     const double t = now();
     if (t - m_last_ping >= interval) {
       send(proto::Heartbeat{++m_ping_sequence, true});

@@ -281,3 +281,21 @@ TEST_CASE("farm: every bundled scene renders byte-identically through the farm (
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("farm: a scene the workers cannot load ends the local render with an error, not a hang") {
+  Fixture f("farm_bad_mesh");
+  {
+    std::ofstream bad(f.path("broken.ply"));
+    bad << "ply\nformat ascii 1.0\nelement vertex 3\nend_header\nnot numbers at all\n";
+    std::ofstream scene(f.path("bad.toml"));
+    scene << "[[material]]\nname = \"m\"\ntype = \"diffuse\"\n[[object]]\ntype = \"mesh\"\npath = \"broken.ply\"\n"
+             "material = \"m\"\n";
+  }
+  std::string out = f.path("bad.png");
+  Child render({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2", "--threads", "1"}, out + ".log");
+  CHECK(render.wait(60) == 1);
+  CHECK(render.log().find("cannot load the job's scene") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  // farm single reports the same scene as bad input.
+  CHECK(test_process::run({k_farm, "single", f.path("bad.toml"), "-o", out}, out + ".single.log") == 2);
+}

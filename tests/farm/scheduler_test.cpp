@@ -310,3 +310,27 @@ TEST_CASE("scheduler: random event scripts keep the cover exact and accept every
     CHECK(cov.exact());
   }
 }
+
+TEST_CASE("scheduler: credits beyond what a worker could render soon are ignored") {
+  Scheduler s(config(512, 512, 4));  // 16384 blocks
+  s.worker_joined(1, 0, 2);
+  auto a = s.request(1, 0, 65536);
+  CHECK(static_cast<int>(a.size()) == max_leases_per_worker(2));
+  CHECK(s.request(1, 0.1, 5).empty());  // still at the cap
+  s.result(1, a[0].attempt, 0.2);
+  CHECK(s.request(1, 0.3, 5).size() == 1);
+}
+
+TEST_CASE("scheduler: a released lease puts its block back at the front of the pool") {
+  Scheduler s(config(64, 32, 32));
+  Coverage cov{s, {}};
+  s.worker_joined(1, 0, 1);
+  auto a = s.request(1, 0, 1);
+  s.release(1, a[0].attempt);
+  CHECK(s.outstanding_blocks() == 0);
+  CHECK(s.pending()[0] == a[0].block);
+  CHECK(cov.exact());
+  CHECK(s.result(1, a[0].attempt, 1).outcome == ResultOutcome::late);
+  s.release(2, 12345);  // unknown worker and lease: nothing happens
+  CHECK(cov.exact());
+}
