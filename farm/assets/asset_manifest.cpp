@@ -23,7 +23,16 @@ std::string relative_name(const std::string& path, const std::vector<std::string
                            "workers; refer to it relative to an --assets folder");
 }
 
+// One asset travels as one message, and workers accept messages up to 1 GiB.
+constexpr size_t k_max_asset_bytes = (size_t{1} << 30) - (size_t{1} << 20);
+
 ManifestEntry entry_for(const std::string& path, const std::string& name) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > k_max_asset_bytes) {
+    throw std::runtime_error("'" + path + "' is too large to ship to workers (" + std::to_string(size) +
+                             " bytes; at most 1 GiB - 1 MiB)");
+  }
   auto bytes = read_file_bytes(path);
   if (!bytes) throw std::runtime_error("cannot read '" + path + "'");
   ManifestEntry e;

@@ -56,7 +56,7 @@ void RunStats::result(WorkerId worker, AttemptId attempt, double now, double ren
   w.bytes_in += bytes;
   w.busy_seconds += render_seconds;
   auto it = m_leases.find(attempt);
-  if (it != m_leases.end() && it->second.worker == worker) {
+  if (it != m_leases.end() && it->second.worker == worker && it->second.outcome != "accepted") {
     LeaseRecord& l = it->second;
     l.received = now;
     l.render_seconds = render_seconds;

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
 #include <type_traits>
 
 #include "messages_generated.h"
@@ -248,6 +249,14 @@ Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
   if (size > limits.max_message_bytes) {
     out.error = "message too large (" + std::to_string(size) + " bytes)";
     return out;
+  }
+  // FlatBuffers reads 4- and 8-byte fields in place, which needs an aligned buffer; ZeroMQ
+  // frames can start at any address, so an unaligned frame is copied first.
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned.resize((size + 7) / 8);
+    std::memcpy(aligned.data(), data, size);
+    data = reinterpret_cast<const uint8_t*>(aligned.data());
   }
   // The verifier checks every offset, vector length and string terminator against the buffer
   // before anything is read; depth and table counts bound the work a hostile buffer can cause.
