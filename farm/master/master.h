@@ -28,7 +28,7 @@ struct MasterOptions {
   std::string tile_map_path;
   double heartbeat_interval = 1.0;  // seconds; zguide's Paranoid Pirate uses 1 s
   int liveness = 3;                 // missed heartbeats before a peer is dead
-  bool compress = false;            // zstd on result pixels
+  bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's
   // Called once the socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string&)> on_bound;

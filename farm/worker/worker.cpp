@@ -128,7 +128,12 @@ void Worker::connect() {
   m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::dealer);
   m_socket->set(zmq::sockopt::linger, 0);
   m_socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
-  m_socket->connect(m_o.connect);
+  try {
+    m_socket->connect(m_o.connect);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error("cannot connect to '" + m_o.connect + "': " + e.what() +
+                             " (expected tcp://HOST:PORT)");
+  }
 }
 
 void Worker::send(const proto::Message& m) {

@@ -142,7 +142,7 @@ TEST_CASE("farm: EXR output over the farm equals single's EXR") {
   Fixture f("farm_exr");
   std::string single = f.path("single.exr"), farm = f.path("farm.exr");
   REQUIRE(test_process::run({k_farm, "single", f.scene, "-o", single}, single + ".log") == 0);
-  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", farm, "--block", "8", "--workers", "2", "--compress"},
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", farm, "--block", "8", "--workers", "2", "--no-compress"},
                             farm + ".log") == 0);
   CHECK(test_process::same_file(single, farm));
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Which pixel transfer is faster: plain or zstd-compressed results, 8-bit (PNG output) and
+float (EXR output), on loopback and through the delaying proxy (tools/net/delay_proxy.py)?
+One master, one 2-thread worker, the cheap wg6 scene at 800x600 so that transfer matters.
+Writes results/bench_pixel_transfer.md. Usage: tools/bench/pixel_transfer.py [--farm PATH] [--reps N]"""
+import argparse, os, re, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def wait_line(proc, pattern, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(pattern, line)
+        if m:
+            return m.group(1)
+    raise RuntimeError("did not see " + pattern)
+
+
+def one_run(farm, ext, compress, proxy_args, tmp):
+    master = subprocess.Popen([farm, "master", os.path.join(ROOT, "scenes/wg6.toml"), "-o", os.path.join(tmp, "o." + ext),
+                               "--bind", "tcp://127.0.0.1:*", "--width", "800", "--height", "600", "--block", "32",
+                               "--stats", os.path.join(tmp, "s.json")] + (["--compress"] if compress else []),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    endpoint = wait_line(master, r"listening on (tcp://\S+)")
+    proxy = None
+    if proxy_args is not None:
+        proxy = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools/net/delay_proxy.py"), "--target",
+                                  endpoint.replace("tcp://", "")] + proxy_args, stdout=subprocess.PIPE, text=True)
+        endpoint = "tcp://" + wait_line(proxy, r"listening on (\S+)")
+    t0 = time.monotonic()
+    subprocess.run([farm, "worker", "--connect", endpoint, "--once", "--threads", "2", "--cache",
+                    os.path.join(tmp, "cache")], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.monotonic() - t0
+    master.communicate(timeout=60)
+    if proxy:
+        proxy.terminate()
+        proxy.wait()
+    import json
+    st = json.load(open(os.path.join(tmp, "s.json")))
+    blocks = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+    window = max(b["received"] for b in blocks) - min(b["assigned"] for b in blocks)
+    return window, sum(b["bytes"] for b in blocks), elapsed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--farm", default=os.path.join(ROOT, "build/farm/farm"))
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="farm_px_")
+    links = [("loopback", None), ("dorm (2 ms + 1 ms jitter, 10 Mbit/s)", ["--preset", "dorm"]),
+             ("slow (10 ms, 2 Mbit/s)", ["--delay-ms", "10", "--mbit", "2"])]
+    rows = []
+    for link, proxy_args in links:
+        for ext in ("png", "exr"):
+            for compress in (False, True):
+                windows = []
+                for _ in range(args.reps):
+                    window, nbytes, _ = one_run(args.farm, ext, compress, proxy_args, tmp)
+                    windows.append(window)
+                rows.append((link, "8-bit sRGB" if ext == "png" else "float32", "zstd" if compress else "plain",
+                             statistics.median(windows), nbytes))
+                print(f"{link:40s} {rows[-1][1]:10s} {rows[-1][2]:5s} {rows[-1][3]:7.3f} s  {nbytes/1e6:7.2f} MB")
+    with open(os.path.join(ROOT, "results/bench_pixel_transfer.md"), "w") as f:
+        f.write("# Pixel transfer: encoding and compression\n\n"
+                f"Command: `tools/bench/pixel_transfer.py --reps {args.reps}` ({time.strftime('%Y-%m-%d %H:%M')}). "
+                "wg6 at 800x600, blocks of 32, one master and one 2-thread worker on this 2-core machine; "
+                "time = first assignment to last result (median of the repetitions); bytes = result payloads.\n\n"
+                "| link | encoding | compression | seconds | MB on the wire |\n|---|---|---|---|---|\n")
+        for link, enc, comp, secs, nbytes in rows:
+            f.write(f"| {link} | {enc} | {comp} | {secs:.3f} | {nbytes/1e6:.2f} |\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""A delaying TCP proxy for emulating slow networks on one machine (this kernel has no netem).
+
+Listens on LISTEN (host:port, port 0 = any free one, printed on stdout as "listening on
+host:port"), forwards every connection to TARGET, and delays each direction independently:
+bytes become available to the far side after `delay` (+ uniform jitter in [0, jitter]) and no
+faster than `bandwidth` bytes/s. Byte order is preserved (jitter never reorders a stream).
+
+  tools/net/delay_proxy.py --listen 127.0.0.1:0 --target 127.0.0.1:5555 \\
+      --delay-ms 5 --jitter-ms 1 --mbit 10            # both directions
+  ... --up-delay-ms 20 --down-mbit 2                  # per direction (up = client -> target)
+
+Presets for the paper's networks: --preset lab (one switch: 0.1 ms, 100 Mbit/s) and
+--preset dorm (several switches: 2 ms, 1 ms jitter, 10 Mbit/s).
+"""
+import argparse
+import asyncio
+import random
+import sys
+import time
+
+PRESETS = {
+    "lab": dict(delay_ms=0.1, jitter_ms=0.0, mbit=100.0),
+    "dorm": dict(delay_ms=2.0, jitter_ms=1.0, mbit=10.0),
+}
+
+
+class Direction:
+    def __init__(self, delay_s, jitter_s, bytes_per_s, rng):
+        self.delay = delay_s
+        self.jitter = jitter_s
+        self.rate = bytes_per_s  # 0 = unlimited
+        self.rng = rng
+        self.link_free_at = 0.0  # when the emulated link finishes serialising what it has
+        self.last_release = 0.0
+
+    def schedule(self, now, size):
+        # Serialisation on the bottleneck link, then propagation delay (+ jitter).
+        start = max(now, self.link_free_at)
+        done = start + (size / self.rate if self.rate > 0 else 0.0)
+        self.link_free_at = done
+        release = done + self.delay + (self.rng.uniform(0, self.jitter) if self.jitter > 0 else 0.0)
+        release = max(release, self.last_release)  # never reorder the byte stream
+        self.last_release = release
+        return release
+
+
+async def pump(reader, writer, direction, chunk):
+    queue = asyncio.Queue()
+
+    async def deliver():
+        while True:
+            item = await queue.get()
+            if item is None:
+                break
+            release, data = item
+            wait = release - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            writer.write(data)
+            await writer.drain()
+        try:
+            writer.write_eof()
+        except (OSError, RuntimeError):
+            pass
+
+    task = asyncio.ensure_future(deliver())
+    try:
+        while True:
+            data = await reader.read(chunk)
+            if not data:
+                break
+            queue.put_nowait((direction.schedule(time.monotonic(), len(data)), data))
+    except (ConnectionError, OSError):
+        pass
+    queue.put_nowait(None)
+    try:
+        await task
+    except (ConnectionError, OSError):
+        pass
+
+
+async def handle(client_reader, client_writer, args, rng):
+    try:
+        target_reader, target_writer = await asyncio.open_connection(args.target_host, args.target_port)
+    except OSError:
+        client_writer.close()
+        return
+    up = Direction(args.up_delay / 1e3, args.up_jitter / 1e3, args.up_rate, rng)
+    down = Direction(args.down_delay / 1e3, args.down_jitter / 1e3, args.down_rate, rng)
+    # Small chunks keep the bandwidth emulation smooth for large transfers.
+    await asyncio.gather(pump(client_reader, target_writer, up, args.chunk),
+                         pump(target_reader, client_writer, down, args.chunk))
+    for w in (client_writer, target_writer):
+        try:
+            w.close()
+        except OSError:
+            pass
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--listen", default="127.0.0.1:0")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--preset", choices=sorted(PRESETS))
+    ap.add_argument("--delay-ms", type=float, default=0.0, help="one-way delay, both directions")
+    ap.add_argument("--jitter-ms", type=float, default=0.0, help="extra uniform delay in [0, jitter]")
+    ap.add_argument("--mbit", type=float, default=0.0, help="bandwidth cap per direction (0 = none)")
+    for d in ("up", "down"):
+        ap.add_argument(f"--{d}-delay-ms", type=float)
+        ap.add_argument(f"--{d}-jitter-ms", type=float)
+        ap.add_argument(f"--{d}-mbit", type=float)
+    ap.add_argument("--chunk", type=int, default=16384)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    base = dict(delay_ms=args.delay_ms, jitter_ms=args.jitter_ms, mbit=args.mbit)
+    if args.preset:
+        base.update(PRESETS[args.preset])
+    for d in ("up", "down"):
+        delay = getattr(args, f"{d}_delay_ms")
+        jitter = getattr(args, f"{d}_jitter_ms")
+        mbit = getattr(args, f"{d}_mbit")
+        setattr(args, f"{d}_delay", base["delay_ms"] if delay is None else delay)
+        setattr(args, f"{d}_jitter", base["jitter_ms"] if jitter is None else jitter)
+        rate_mbit = base["mbit"] if mbit is None else mbit
+        setattr(args, f"{d}_rate", rate_mbit * 1e6 / 8)
+        if getattr(args, f"{d}_delay") < 0 or getattr(args, f"{d}_jitter") < 0 or rate_mbit < 0:
+            ap.error("delays, jitter and bandwidth must be >= 0")
+    host, _, port = args.listen.rpartition(":")
+    args.listen_host, args.listen_port = host or "127.0.0.1", int(port)
+    host, _, port = args.target.rpartition(":")
+    args.target_host, args.target_port = host.replace("tcp://", "") or "127.0.0.1", int(port)
+    return args
+
+
+async def main(argv):
+    args = parse(argv)
+    rng = random.Random(args.seed)
+    server = await asyncio.start_server(lambda r, w: handle(r, w, args, rng), args.listen_host, args.listen_port)
+    host, port = server.sockets[0].getsockname()[:2]
+    print(f"listening on {host}:{port}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        pass
