@@ -1,5 +1,7 @@
 #include "cli/run_report.h"
 
+#include "cli/json_text.h"
+
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -8,29 +10,6 @@
 namespace farm {
 
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 double mrays_per_second(const RunReport& r) {
   return r.render_seconds > 0 ? static_cast<double>(r.rays.total()) / r.render_seconds / 1e6 : 0.0;

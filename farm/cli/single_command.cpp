@@ -71,7 +71,6 @@ int run_single(const SingleOptions& o) {
     spdlog::error("loading the scene failed: {}", e.what());
     return k_exit_failure;
   }
-  const auto t_loaded = Clock::now();
 
   const rt::RenderSettings& s = desc.settings;
   std::vector<float> framebuffer(static_cast<size_t>(s.width) * s.height * 4);
@@ -115,7 +114,6 @@ int run_single(const SingleOptions& o) {
       return k_exit_failure;
     }
   }
-  (void)t_loaded;
   return k_exit_ok;
 }
 

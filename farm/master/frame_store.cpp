@@ -43,8 +43,7 @@ std::vector<float> FrameStore::rgba(int frame) const {
   for (size_t i = 0; i < n; ++i) {
     if (m_encoding == proto::PixelEncoding::srgb8) {
       for (int c = 0; c < 3; ++c) {
-        float s = data[3 * i + c] / 255.0f;
-        out[4 * i + c] = s <= 0.04045f ? s / 12.92f : std::pow((s + 0.055f) / 1.055f, 2.4f);
+        out[4 * i + c] = rt::srgb_to_linear(data[3 * i + c] / 255.0f);
       }
     } else {
       std::memcpy(&out[4 * i], &data[12 * i], 12);

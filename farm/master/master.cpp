@@ -13,6 +13,7 @@
 #include "assets/asset_manifest.h"
 #include "assets/content_hash.h"
 #include "cli/exit_codes.h"
+#include "cli/json_text.h"
 #include "image/image_io.h"
 #include "master/frame_store.h"
 #include "master/progress.h"
@@ -405,7 +406,7 @@ void Master::finish() {
   if (!m_o.stats_path.empty()) {
     std::ofstream f(m_o.stats_path);
     f << m_stats.json(*m_scheduler, makespan,
-                      {"\"scene\": \"" + m_o.render.scene_path + "\"", "\"width\": " + std::to_string(m_desc.settings.width),
+                      {"\"scene\": " + json_string(m_o.render.scene_path), "\"width\": " + std::to_string(m_desc.settings.width),
                        "\"height\": " + std::to_string(m_desc.settings.height),
                        "\"frames\": " + std::to_string(m_frames.size()), "\"spp\": " + std::to_string(m_desc.settings.spp),
                        "\"bad_messages\": " + std::to_string(m_bad_messages)});

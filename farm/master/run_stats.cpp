@@ -3,26 +3,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cli/json_text.h"
 #include "image/image_io.h"
 
 namespace farm {
 
-namespace {
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  return buf;
-}
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c < 0x20) continue;
-    out += static_cast<char>(c);
-  }
-  return out + "\"";
-}
-}  // namespace
 
 void RunStats::joined(WorkerId id, const std::string& name, int threads, double now) {
   WorkerRecord& w = m_workers[id];
@@ -82,12 +67,12 @@ void RunStats::bytes_out(WorkerId id, uint64_t bytes) { m_workers[id].bytes_out 
 
 std::string RunStats::json(const Scheduler& s, double makespan, const std::vector<std::string>& summary) const {
   std::ostringstream o;
-  o << "{\n  \"makespan_seconds\": " << num(makespan) << ",\n";
+  o << "{\n  \"makespan_seconds\": " << fixed(makespan) << ",\n";
   for (const std::string& line : summary) o << "  " << line << ",\n";
-  o << "  \"policy\": " << quoted(s.policy().name()) << ",\n"
+  o << "  \"policy\": " << json_string(s.policy().name()) << ",\n"
     << "  \"block_size\": " << s.config().block_size << ",\n"
     << "  \"min_block\": " << s.config().min_block << ",\n"
-    << "  \"base_wait_seconds\": " << num(s.config().base_wait) << ",\n"
+    << "  \"base_wait_seconds\": " << fixed(s.config().base_wait) << ",\n"
     << "  \"max_copies\": " << s.config().max_copies << ",\n"
     << "  \"blocks_completed\": " << s.completed_blocks() << ",\n"
     << "  \"reassignments\": " << s.reassignments() << ",\n"
@@ -98,18 +83,18 @@ std::string RunStats::json(const Scheduler& s, double makespan, const std::vecto
   for (const auto& [id, w] : m_workers) {
     double alive = (w.left >= 0 ? w.left : makespan) - w.joined;
     double idle = std::max(0.0, alive * w.threads - w.busy_seconds);
-    o << (first ? "\n" : ",\n") << "    {\"id\": " << id << ", \"name\": " << quoted(w.name) << ", \"threads\": " << w.threads
-      << ", \"joined\": " << num(w.joined) << ", \"left\": " << num(w.left) << ", \"died\": " << (w.died ? "true" : "false")
+    o << (first ? "\n" : ",\n") << "    {\"id\": " << id << ", \"name\": " << json_string(w.name) << ", \"threads\": " << w.threads
+      << ", \"joined\": " << fixed(w.joined) << ", \"left\": " << fixed(w.left) << ", \"died\": " << (w.died ? "true" : "false")
       << ", \"blocks\": " << w.blocks << ", \"pixels\": " << w.pixels << ", \"rays\": " << w.rays
-      << ", \"busy_seconds\": " << num(w.busy_seconds) << ", \"idle_seconds\": " << num(idle)
+      << ", \"busy_seconds\": " << fixed(w.busy_seconds) << ", \"idle_seconds\": " << fixed(idle)
       << ", \"bytes_in\": " << w.bytes_in << ", \"bytes_out\": " << w.bytes_out << "}";
     first = false;
   }
   o << "\n  ],\n  \"decisions\": [";
   first = true;
   for (const PolicyDecision& d : s.decisions()) {
-    o << (first ? "\n" : ",\n") << "    {\"time\": " << num(d.time) << ", \"worker\": " << d.worker
-      << ", \"from\": " << d.from_size << ", \"to\": " << d.to_size << ", \"reason\": " << quoted(d.reason) << "}";
+    o << (first ? "\n" : ",\n") << "    {\"time\": " << fixed(d.time) << ", \"worker\": " << d.worker
+      << ", \"from\": " << d.from_size << ", \"to\": " << d.to_size << ", \"reason\": " << json_string(d.reason) << "}";
     first = false;
   }
   o << "\n  ],\n  \"blocks\": [";
@@ -121,10 +106,10 @@ std::string RunStats::json(const Scheduler& s, double makespan, const std::vecto
     o << (first ? "\n" : ",\n") << "    {\"frame\": " << l.block.frame << ", \"x\": " << l.block.x << ", \"y\": " << l.block.y
       << ", \"width\": " << l.block.width << ", \"height\": " << l.block.height << ", \"size\": " << l.block.size()
       << ", \"worker\": " << l.worker << ", \"attempt\": " << attempt << ", \"copy\": " << (l.is_copy ? "true" : "false")
-      << ", \"assigned\": " << num(l.assigned) << ", \"start\": " << num(start) << ", \"finish\": " << num(finish)
-      << ", \"received\": " << num(l.received) << ", \"render_seconds\": " << num(l.render_seconds)
-      << ", \"queued_seconds\": " << num(l.queued_seconds) << ", \"bytes\": " << l.bytes << ", \"rays\": " << l.rays
-      << ", \"outcome\": " << quoted(l.outcome) << "}";
+      << ", \"assigned\": " << fixed(l.assigned) << ", \"start\": " << fixed(start) << ", \"finish\": " << fixed(finish)
+      << ", \"received\": " << fixed(l.received) << ", \"render_seconds\": " << fixed(l.render_seconds)
+      << ", \"queued_seconds\": " << fixed(l.queued_seconds) << ", \"bytes\": " << l.bytes << ", \"rays\": " << l.rays
+      << ", \"outcome\": " << json_string(l.outcome) << "}";
     first = false;
   }
   o << "\n  ]\n}\n";

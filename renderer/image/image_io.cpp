@@ -65,6 +65,8 @@ void write_via_temp(const std::string& path, int width, int height, int channels
 
 }  // namespace
 
+float srgb_to_linear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
+
 void write_image_rgb8(const std::string& path, int width, int height, const uint8_t* rgb) {
   const ImageFormat format = image_format_for(path);
   if (format == ImageFormat::exr) throw std::invalid_argument("8-bit pixels cannot be written as EXR: '" + path + "'");

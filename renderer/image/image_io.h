@@ -17,6 +17,8 @@ ImageFormat image_format_for(const std::string& path);
 
 // Linear float -> 8-bit sRGB with rounding to nearest; NaN becomes 0.
 uint8_t linear_to_srgb8(float v);
+// sRGB-encoded value in [0, 1] -> linear (the inverse transfer function).
+float srgb_to_linear(float encoded);
 
 // `rgba`: width * height pixels, 4 floats each, rows from the top.
 // Throws std::runtime_error if the file cannot be written. Writes to a temporary file in

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cmath>
 
 #include "integrators/integrator.h"
@@ -38,9 +37,7 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
   float prev_bsdf_pdf = 0;
   Vec3 prev_p;
   // Without emitters or a sky, the ray after the last light-sampled hit can find nothing.
-  const bool last_ray_useless = !scene.lights.has_area_lights() && scene.environment.is_black() &&
-                                std::none_of(scene.materials.begin(), scene.materials.end(),
-                                             [](const MaterialDesc& m) { return m.kind == MaterialKind::emissive; });
+  const bool last_ray_useless = !scene.has_emission;
 
   for (int depth = 0;; ++depth) {
     SurfaceHit hit;

@@ -34,10 +34,7 @@ inline uint64_t pixel_key(uint64_t seed, int frame, int x, int y) {
 
 class PixelSampler {
  public:
-  PixelSampler(uint64_t seed, int frame, int x, int y, int sample_index, int spp)
-      : PixelSampler(pixel_key(seed, frame, x, y), sample_index) {
-    (void)spp;
-  }
+  // `pixel_key_value` from pixel_key(seed, frame, x, y).
   PixelSampler(uint64_t pixel_key_value, int sample_index)
       : m_pixel_key(pixel_key_value),
         m_key(hash_combine(pixel_key_value, static_cast<uint64_t>(sample_index))),

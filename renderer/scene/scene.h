@@ -61,6 +61,8 @@ struct Scene {
   std::vector<ChildScene> children;
   Vec3 bounds_min{0.0f}, bounds_max{0.0f};
   float scene_radius = 1;
+  // Some material emits or the environment is not black: a path's last ray can find light.
+  bool has_emission = false;
   LoadStats stats;
 
   Scene() = default;

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "image/image_io.h"
+
 namespace rt {
 
 namespace {
-float srgb_to_linear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
-
 std::string prefix(const SourceLoc& where) { return where.file.empty() ? "" : where.str() + ": "; }
 }  // namespace
 
