@@ -42,9 +42,26 @@ std::string decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncod
   return {};
 }
 
+namespace {
+// One context per thread, reused: creating one per block costs more than compressing a
+// small block (measured with 4x4 blocks in tools/bench/farm_overhead.py).
+struct ZstdContexts {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(c);
+    ZSTD_freeDCtx(d);
+  }
+};
+ZstdContexts& contexts() {
+  thread_local ZstdContexts ctx;
+  return ctx;
+}
+}  // namespace
+
 std::vector<uint8_t> compress(const std::vector<uint8_t>& raw, int level) {
   std::vector<uint8_t> out(ZSTD_compressBound(raw.size()));
-  size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), level);
+  size_t n = ZSTD_compressCCtx(contexts().c, out.data(), out.size(), raw.data(), raw.size(), level);
   if (ZSTD_isError(n)) return raw;  // cannot happen with a bound-sized buffer
   out.resize(n);
   return out;
@@ -54,7 +71,7 @@ std::optional<std::vector<uint8_t>> decompress(const std::vector<uint8_t>& packe
   unsigned long long declared = ZSTD_getFrameContentSize(packed.data(), packed.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR || declared != expected_size) return std::nullopt;
   std::vector<uint8_t> out(expected_size);
-  size_t n = ZSTD_decompress(out.data(), out.size(), packed.data(), packed.size());
+  size_t n = ZSTD_decompressDCtx(contexts().d, out.data(), out.size(), packed.data(), packed.size());
   if (ZSTD_isError(n) || n != expected_size) return std::nullopt;
   return out;
 }

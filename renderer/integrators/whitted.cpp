@@ -1,4 +1,5 @@
 #include <cmath>
+#include <optional>
 
 #include "integrators/integrator.h"
 #include "shading/bsdf.h"
@@ -29,21 +30,12 @@ class Whitted {
     Color result{0.0f};
     if (!is_delta) result += m_scene.desc.settings.ambient * albedo;
     const bool lit = !m_scene.lights.delta_lights().empty() || m_scene.lights.has_area_lights();
-    const bool needs_bsdf = (!is_delta && lit) || mat.kind == MaterialKind::plastic || mat.kind == MaterialKind::metal;
-    if (!needs_bsdf) {
-      // Ambient only (no lights) or a perfect mirror/glass: no BSDF to build.
-      if (depth >= m_scene.desc.settings.max_depth) return result;
-      if (mat.kind == MaterialKind::mirror) {
-        result += albedo * reflect_ray(hit, n, wo, depth, weight * max_component(albedo));
-      } else if (mat.kind == MaterialKind::glass) {
-        result += refract_and_reflect(hit, mat, albedo, n, ng, wo, depth, weight);
-      }
-      return result;
-    }
-    Bsdf bsdf(mat, albedo, n, hit.front);
-    if (!is_delta) result += direct_light(bsdf, hit.p, ng, wo);
-    int max_depth = m_scene.desc.settings.max_depth;
-    if (depth >= max_depth) return result;
+    const bool coated = mat.kind == MaterialKind::plastic || mat.kind == MaterialKind::metal;
+    // The BSDF is only needed for direct light and for the Fresnel term of coated materials.
+    std::optional<Bsdf> bsdf;
+    if ((!is_delta && lit) || coated) bsdf.emplace(mat, albedo, n, hit.front);
+    if (!is_delta && lit) result += direct_light(*bsdf, hit.p, ng, wo);
+    if (depth >= m_scene.desc.settings.max_depth) return result;
 
     switch (mat.kind) {
       case MaterialKind::mirror:
@@ -51,7 +43,7 @@ class Whitted {
         break;
       case MaterialKind::plastic:
       case MaterialKind::metal: {
-        Color f = bsdf.specular_reflectance(wo);
+        Color f = bsdf->specular_reflectance(wo);
         result += f * reflect_ray(hit, n, wo, depth, weight * max_component(f));
         break;
       }
