@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/exit_codes.h"
+#include "cli/plan_command.h"
 
 namespace farm {
 
@@ -39,13 +40,17 @@ void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o) {
   cmd.add_option("--policy", o.policy, "Block-size policy")->check(CLI::IsMember({"fixed", "seed", "adaptive"}));
 }
 
-void add_master_command(CLI::App& app, MasterOptions& o) {
+void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
+  MasterOptions& o = mo.master;
   CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
   add_render_options(*cmd, o.render);
   add_scheduling_options(*cmd, o.scheduling);
   cmd->add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one)");
   cmd->add_option("--stats", o.stats_path, "Write run statistics (per worker, per block, decisions) as JSON");
   cmd->add_option("--tile-map", o.tile_map_path, "Write the first frame with block outlines coloured by worker");
+  cmd->add_option("--cost-map", o.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
+  cmd->add_option("--auto", mo.auto_cluster,
+                  "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
   cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
   cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
   cmd->add_flag("--compress,!--no-compress", o.compress,
@@ -78,11 +83,23 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(CLI::Range(0, 1024));
   cmd->add_option("--stats", o.master.stats_path, "Write run statistics as JSON");
   cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");
+  cmd->add_option("--cost-map", o.master.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
   cmd->add_flag("--compress,!--no-compress", o.master.compress, "zstd-compress result pixels (default on)");
 }
 
-int run_master_command(const MasterOptions& o) {
-  MasterOptions copy = o;
+int run_master_command(const MasterCommandOptions& o) {
+  MasterOptions copy = o.master;
+  if (!o.auto_cluster.empty()) {
+    try {
+      copy.scheduling = recommend_scheduling(copy.render, o.auto_cluster, PreviewSettings{}, copy.heartbeat_interval,
+                                             copy.liveness);
+    } catch (const std::exception& e) {
+      spdlog::error("--auto: {}", e.what());
+      return k_exit_bad_input;
+    }
+    spdlog::info("--auto chose --policy {} --block {} --wait {:g}", copy.scheduling.policy, copy.scheduling.block,
+                 copy.scheduling.wait);
+  }
   copy.stop = install_stop_flag();
   return run_master(copy);
 }

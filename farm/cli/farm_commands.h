@@ -16,11 +16,17 @@ struct RenderCommandOptions {
 };
 
 void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o);
-void add_master_command(CLI::App& app, MasterOptions& o);
+// `--auto CLUSTER.toml`: pick policy, block size and waiting time with `farm plan` first.
+struct MasterCommandOptions {
+  MasterOptions master;
+  std::string auto_cluster;
+};
+
+void add_master_command(CLI::App& app, MasterCommandOptions& o);
 void add_worker_command(CLI::App& app, WorkerOptions& o);
 void add_render_command(CLI::App& app, RenderCommandOptions& o);
 
-int run_master_command(const MasterOptions& o);
+int run_master_command(const MasterCommandOptions& o);
 int run_worker_command(const WorkerOptions& o);
 // Starts a master in this process and `workers` worker processes on loopback, and cleans
 // them up on success, failure and Ctrl-C.

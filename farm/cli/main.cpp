@@ -4,6 +4,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
+#include "cli/plan_command.h"
+#include "cli/sim_command.h"
 #include "cli/single_command.h"
 
 #include <unistd.h>
@@ -19,10 +21,14 @@ int main(int argc, char** argv) {
   farm::add_single_command(app, single);
   farm::RenderCommandOptions render;
   farm::add_render_command(app, render);
-  farm::MasterOptions master;
+  farm::MasterCommandOptions master;
   farm::add_master_command(app, master);
   farm::WorkerOptions worker;
   farm::add_worker_command(app, worker);
+  farm::SimCommandOptions sim;
+  farm::add_sim_command(app, sim);
+  farm::PlanCommandOptions plan;
+  farm::add_plan_command(app, plan);
 
   try {
     app.parse(argc, argv);
@@ -37,6 +43,8 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("single")) return farm::run_single(single);
   if (app.got_subcommand("master")) return farm::run_master_command(master);
   if (app.got_subcommand("worker")) return farm::run_worker_command(worker);
+  if (app.got_subcommand("sim")) return farm::run_sim_command(sim);
+  if (app.got_subcommand("plan")) return farm::run_plan_command(plan);
   if (app.got_subcommand("render")) {
     // Local workers are this same binary.
     char self[PATH_MAX];

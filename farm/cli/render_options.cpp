@@ -6,9 +6,10 @@
 
 namespace farm {
 
-void add_render_options(CLI::App& cmd, RenderOptions& o) {
+void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("scene", o.scene_path, "Scene file (TOML)")->required();
-  cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
+  if (with_output)
+    cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
   cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
   cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->check(CLI::Range(1, 16384));
   cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->check(CLI::Range(1, 16384));

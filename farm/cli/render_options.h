@@ -21,9 +21,9 @@ struct RenderOptions {
   std::optional<uint64_t> seed;
 };
 
-// Registers SCENE, -o, --assets, --width, --height, --spp, --frame, --max-depth,
-// --integrator and --seed on `cmd`.
-void add_render_options(CLI::App& cmd, RenderOptions& options);
+// Registers SCENE, -o (unless `with_output` is false), --assets, --width, --height, --spp,
+// --frame, --max-depth, --integrator and --seed on `cmd`.
+void add_render_options(CLI::App& cmd, RenderOptions& options, bool with_output = true);
 
 // Parses the scene (cheap: no meshes) and applies the overrides. Throws rt::SceneError for
 // scene problems and std::invalid_argument for overrides out of range.

@@ -5,14 +5,17 @@
 #include <tbb/info.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/exit_codes.h"
 #include "cli/run_report.h"
 #include "image/image_io.h"
 #include "render/render.h"
+#include "sim/cost_map_render.h"
 
 namespace farm {
 
@@ -30,6 +33,46 @@ void check_output_path(const std::string& path) {
   }
 }
 
+// Renders every frame into `framebuffer`, writing each to its file; with a cost map, tile by
+// tile with every tile's cost measured (same pixels). Returns the wall seconds of rendering.
+double render_frames(const SingleOptions& o, const rt::Scene& scene, const std::vector<int>& frames,
+                     std::vector<float>& framebuffer, CostMap* costs, rt::RayCounts& rays) {
+  const rt::RenderSettings& s = scene.desc.settings;
+  double render_seconds = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto t0 = Clock::now();
+    if (costs) {
+      render_frame_with_costs(scene, frames[i], framebuffer.data(), *costs, static_cast<int>(i) + 1, &rays);
+    } else {
+      rt::render_rect(scene, frames[i], {0, 0, s.width, s.height}, framebuffer.data(), &rays);
+    }
+    render_seconds += seconds(t0, Clock::now());
+    std::string out = output_path_for_frame(o.render.output_path, frames[i], frames.size() > 1);
+    rt::write_image(out, s.width, s.height, framebuffer.data());
+    spdlog::info("wrote {}", out);
+  }
+  return render_seconds;
+}
+
+// Provenance kept in the cost map file: enough to know what the seconds are seconds of.
+std::string cost_map_note(const SingleOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
+                          int threads) {
+  std::string note = "farm single " + o.render.scene_path + " " + std::to_string(s.width) + "x" +
+                     std::to_string(s.height) + " spp " + std::to_string(s.spp) + " threads " + std::to_string(threads);
+  if (frames.size() == 1) note += " frame " + std::to_string(frames.front());
+  return note + "; thread CPU seconds per tile";
+}
+
+// One more line of the statistics, aligned like print_report's.
+void print_cost_map_line(std::ostream& out, const std::string& path, const CostMap& costs) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-26s ", "Cost map");
+  out << buf << path;
+  std::snprintf(buf, sizeof buf, " (%d x %d tiles of %d px%s, total %.3f s)\n", costs.columns(), costs.rows(), costs.tile(),
+                costs.frames() > 1 ? (", " + std::to_string(costs.frames()) + " frames").c_str() : "", costs.total());
+  out << buf;
+}
+
 }  // namespace
 
 void add_single_command(CLI::App& app, SingleOptions& o) {
@@ -37,6 +80,9 @@ void add_single_command(CLI::App& app, SingleOptions& o) {
   add_render_options(*cmd, o.render);
   cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->check(CLI::Range(0, 4096));
   cmd->add_option("--stats", o.stats_path, "Write run statistics as JSON to this file");
+  cmd->add_option("--cost-map", o.cost_map_path,
+                  "Render tile by tile and write every tile's measured render cost (seconds) to this file");
+  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->check(CLI::Range(1, 4096));
 }
 
 int run_single(const SingleOptions& o) {
@@ -45,11 +91,16 @@ int run_single(const SingleOptions& o) {
   report.command = "single";
   rt::SceneDesc desc;
   std::vector<int> frames;
+  std::optional<CostMap> costs;
   try {
     check_output_path(o.render.output_path);
     if (!o.stats_path.empty()) check_output_path(o.stats_path + ".png");  // only the folder matters
+    if (!o.cost_map_path.empty()) check_output_path(o.cost_map_path + ".png");
     desc = load_scene_desc(o.render);
     frames = frames_to_render(o.render, desc);
+    if (!o.cost_map_path.empty()) {
+      costs.emplace(desc.settings.width, desc.settings.height, o.cost_tile, static_cast<int>(frames.size()));
+    }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
@@ -76,13 +127,11 @@ int run_single(const SingleOptions& o) {
   std::vector<float> framebuffer(static_cast<size_t>(s.width) * s.height * 4);
   double render_seconds = 0;
   try {
-    for (int frame : frames) {
-      const auto t0 = Clock::now();
-      rt::render_rect(*scene, frame, {0, 0, s.width, s.height}, framebuffer.data(), &report.rays);
-      render_seconds += seconds(t0, Clock::now());
-      std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
-      rt::write_image(out, s.width, s.height, framebuffer.data());
-      spdlog::info("wrote {}", out);
+    render_seconds = render_frames(o, *scene, frames, framebuffer, costs ? &*costs : nullptr, report.rays);
+    if (costs) {
+      costs->note = cost_map_note(o, s, frames, threads);
+      costs->write(o.cost_map_path);
+      spdlog::info("wrote {}", o.cost_map_path);
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
@@ -106,6 +155,7 @@ int run_single(const SingleOptions& o) {
   report.total_seconds = seconds(t_start, Clock::now());
   report.peak_rss_bytes = peak_rss_bytes();
   print_report(std::cout, report);
+  if (costs) print_cost_map_line(std::cout, o.cost_map_path, *costs);
   if (!o.stats_path.empty()) {
     std::ofstream f(o.stats_path);
     f << report_json(report);

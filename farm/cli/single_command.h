@@ -11,6 +11,8 @@ struct SingleOptions {
   RenderOptions render;
   int threads = 0;  // 0 = all cores
   std::string stats_path;
+  std::string cost_map_path;  // empty: render the frame in one call, measure nothing per tile
+  int cost_tile = 4;
 };
 
 void add_single_command(CLI::App& app, SingleOptions& options);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,11 +17,13 @@
 #include "cli/json_text.h"
 #include "image/image_io.h"
 #include "master/frame_store.h"
+#include "master/link_estimate.h"
 #include "master/progress.h"
 #include "master/run_stats.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "scheduler/scheduler.h"
+#include "sim/cost_map_from_blocks.h"
 
 namespace farm {
 
@@ -55,6 +58,7 @@ class Master {
   void heartbeat_round();
   void reap_dead(const std::vector<WorkerId>& dead);
   void finish();
+  void write_cost_map() const;
   void bad_input(const std::string& identity, const std::string& what);
 
   const MasterOptions& m_o;
@@ -83,6 +87,10 @@ bool Master::setup() {
   try {
     rt::image_format_for(m_o.render.output_path);
     if (!m_o.tile_map_path.empty()) rt::image_format_for(m_o.tile_map_path);
+    const std::filesystem::path cost_dir = std::filesystem::path(m_o.cost_map_path).parent_path();
+    if (!cost_dir.empty() && !std::filesystem::is_directory(cost_dir)) {
+      throw std::invalid_argument("cost map folder '" + cost_dir.string() + "' does not exist");
+    }
     m_desc = load_scene_desc(m_o.render);
     m_frames = frames_to_render(m_o.render, m_desc);
     rt::AssetSearch search;
@@ -211,10 +219,10 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   if (!err.empty()) return reject(err);
 
   // Link estimate from this transfer: what the round trip leaves after render and queueing.
-  double transfer = (t - lease->second.assigned) - r.render_seconds - r.queued_seconds - peer.rtt;
-  if (transfer > 1e-3 && wire_bytes > 4096) {
-    double bw = static_cast<double>(wire_bytes) / transfer;
-    peer.bandwidth = peer.bandwidth > 0 ? 0.8 * peer.bandwidth + 0.2 * bw : bw;
+  double bandwidth = update_bandwidth_estimate(peer.bandwidth, lease->second.assigned, t, r.render_seconds,
+                                               r.queued_seconds, peer.rtt, wire_bytes);
+  if (bandwidth != peer.bandwidth) {
+    peer.bandwidth = bandwidth;
     m_scheduler->network_sample(peer.id, peer.rtt, peer.bandwidth);
   }
   ResultReply reply = m_scheduler->result(peer.id, r.attempt, t);
@@ -411,8 +419,24 @@ void Master::finish() {
                        "\"frames\": " + std::to_string(m_frames.size()), "\"spp\": " + std::to_string(m_desc.settings.spp),
                        "\"bad_messages\": " + std::to_string(m_bad_messages)});
   }
+  if (!m_o.cost_map_path.empty()) write_cost_map();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
                m_scheduler->completed_blocks(), m_scheduler->reassignments(), m_scheduler->late_results(), m_bad_messages);
+}
+
+// Throws if the file cannot be written: the job's images are written, but it did not do all it was asked.
+void Master::write_cost_map() const {
+  std::vector<MeasuredBlock> blocks;
+  for (const auto& [attempt, lease] : m_stats.leases()) {
+    if (lease.outcome == "accepted") blocks.push_back({lease.block, lease.render_seconds});
+  }
+  const rt::RenderSettings& s = m_desc.settings;
+  CostMap map = cost_map_from_blocks(s.width, s.height, m_frames, blocks);
+  map.note = "farm master " + m_o.render.scene_path + " " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+             " spp " + std::to_string(s.spp) + "; worker-reported seconds of each block spread over its pixels";
+  map.write(m_o.cost_map_path);
+  spdlog::info("wrote cost map {} ({} x {} tiles of {} px, total {:.3f} s)", m_o.cost_map_path, map.columns(), map.rows(),
+               map.tile(), map.total());
 }
 
 }  // namespace

@@ -29,18 +29,25 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
 
 void Scheduler::worker_joined(WorkerId id, Seconds now, int threads) {
   Worker& w = m_workers[id];
+  m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
+  m_deadlines.erase({w.indexed_deadline, id});
   w.id = id;
   w.threads = std::max(1, threads);
+  m_total_threads += w.threads;
   w.block_size = m_config.block_size;
   w.last_seen = now;
   w.progress_since = now;
+  w.indexed_deadline = deadline_of(w);
+  m_deadlines.insert({w.indexed_deadline, id});
 }
 
 void Scheduler::worker_left(WorkerId id, Seconds) { remove_worker(id); }
 
 void Scheduler::heard_from(WorkerId id, Seconds now) {
   auto it = m_workers.find(id);
-  if (it != m_workers.end()) it->second.last_seen = std::max(it->second.last_seen, now);
+  if (it == m_workers.end()) return;
+  it->second.last_seen = std::max(it->second.last_seen, now);
+  reindex(it->second);
 }
 
 void Scheduler::network_sample(WorkerId id, Seconds rtt, double bytes_per_second) {
@@ -48,6 +55,7 @@ void Scheduler::network_sample(WorkerId id, Seconds rtt, double bytes_per_second
   if (it == m_workers.end()) return;
   if (rtt >= 0) it->second.rtt = rtt;
   if (bytes_per_second > 0) it->second.bytes_per_second = bytes_per_second;
+  reindex(it->second);
 }
 
 int Scheduler::block_size_of(WorkerId id) const {
@@ -71,10 +79,18 @@ Seconds Scheduler::wait_for(const Worker& w) const {
   return wait;
 }
 
-int Scheduler::total_threads() const {
-  int n = 0;
-  for (const auto& [id, w] : m_workers) n += w.threads;
-  return n;
+Seconds Scheduler::deadline_of(const Worker& w) const {
+  Seconds next = w.last_seen + m_config.heartbeat_interval * m_config.liveness;
+  if (!w.leases.empty()) next = std::min(next, w.progress_since + wait_for(w) * (w.timeouts_since_progress + 1));
+  return next;
+}
+
+void Scheduler::reindex(Worker& w) {
+  Seconds d = deadline_of(w);
+  if (d == w.indexed_deadline) return;
+  m_deadlines.erase({w.indexed_deadline, w.id});
+  w.indexed_deadline = d;
+  m_deadlines.insert({d, w.id});
 }
 
 WorkerView Scheduler::view_of(const Worker& w) const {
@@ -164,6 +180,7 @@ std::vector<Assignment> Scheduler::request(WorkerId id, Seconds now, int credits
     if (!a) break;
     out.push_back(*a);
   }
+  reindex(w);
   return out;
 }
 
@@ -217,6 +234,7 @@ ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
   if (apply(w, m_policy->on_result(view_of(w), m_config.block_size), now)) {
     w.fast_results_in_row = 0;  // a change consumes the streak
   }
+  reindex(w);
   return reply;
 }
 
@@ -231,6 +249,8 @@ void Scheduler::release(WorkerId worker, AttemptId attempt) {
     m_pending_pixels += oit->second.block.pixels();
     m_outstanding.erase(oit);
   }
+  auto wit = m_workers.find(worker);
+  if (wit != m_workers.end()) reindex(wit->second);
 }
 
 void Scheduler::remove_worker(WorkerId id) {
@@ -250,18 +270,30 @@ void Scheduler::remove_worker(WorkerId id) {
     }
   }
   for (auto rit = requeue.rbegin(); rit != requeue.rend(); ++rit) m_pool.push_front(*rit);
+  m_deadlines.erase({it->second.indexed_deadline, id});
+  m_total_threads -= it->second.threads;
   m_workers.erase(it);
 }
 
 std::vector<WorkerId> Scheduler::tick(Seconds now) {
+  // Only workers whose deadline has come can change; in worker order, as a full scan would.
+  std::vector<WorkerId> due;
+  for (auto it = m_deadlines.begin(); it != m_deadlines.end() && it->first <= now; ++it) due.push_back(it->second);
+  std::sort(due.begin(), due.end());
   std::vector<WorkerId> dead;
   const Seconds silence_limit = m_config.heartbeat_interval * m_config.liveness;
-  for (const auto& [id, w] : m_workers) {
-    if (now - w.last_seen >= silence_limit) dead.push_back(id);
+  for (WorkerId id : due) {
+    if (now - m_workers.at(id).last_seen >= silence_limit) dead.push_back(id);
   }
   for (WorkerId id : dead) remove_worker(id);
-  for (auto& [id, w] : m_workers) {
-    if (w.leases.empty()) continue;
+  for (WorkerId id : due) {
+    auto wit = m_workers.find(id);
+    if (wit == m_workers.end()) continue;
+    Worker& w = wit->second;
+    if (w.leases.empty()) {
+      reindex(w);
+      continue;
+    }
     // Once per elapsed waiting period since the worker last made progress.
     while (now >= w.progress_since + wait_for(w) * (w.timeouts_since_progress + 1)) {
       ++w.timeouts_since_progress;
@@ -269,19 +301,12 @@ std::vector<WorkerId> Scheduler::tick(Seconds now) {
       apply(w, m_policy->on_timeout(view_of(w), m_config.min_block), now);
       if (!(wait_for(w) > 0)) break;  // a zero waiting time would never leave this loop
     }
+    reindex(w);
   }
   return dead;
 }
 
-Seconds Scheduler::next_deadline() const {
-  Seconds next = k_never;
-  const Seconds silence_limit = m_config.heartbeat_interval * m_config.liveness;
-  for (const auto& [id, w] : m_workers) {
-    next = std::min(next, w.last_seen + silence_limit);
-    if (!w.leases.empty()) next = std::min(next, w.progress_since + wait_for(w) * (w.timeouts_since_progress + 1));
-  }
-  return next;
-}
+Seconds Scheduler::next_deadline() const { return m_deadlines.empty() ? k_never : m_deadlines.begin()->first; }
 
 std::vector<Block> Scheduler::outstanding() const {
   std::vector<Block> out;

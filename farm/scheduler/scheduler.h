@@ -10,6 +10,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "scheduler/policy.h"
@@ -90,6 +92,7 @@ class Scheduler {
     int fast_results_in_row = 0;
     double pixels_per_second = 0; // smoothed render speed, 0 = unknown
     std::vector<AttemptId> leases;
+    Seconds indexed_deadline = 0;  // its key in m_deadlines
   };
 
   WorkerView view_of(const Worker& w) const;
@@ -101,7 +104,13 @@ class Scheduler {
   void drop_lease(AttemptId attempt);
   void remove_worker(WorkerId worker);
   bool apply(Worker& w, const std::optional<SizeChange>& change, Seconds now);
-  int total_threads() const;
+  int total_threads() const { return m_total_threads; }
+  Seconds deadline_of(const Worker& w) const;
+  // Re-files the worker under its current deadline. Every public entry point that changes
+  // a worker calls it, so tick() and next_deadline() need not scan every worker (the
+  // simulator drives 10,000 of them). A key earlier than the truth is harmless (tick()
+  // re-evaluates the worker); a later one would delay a decision, hence the discipline.
+  void reindex(Worker& w);
 
   SchedulerConfig m_config;
   std::unique_ptr<Policy> m_policy;
@@ -110,6 +119,8 @@ class Scheduler {
   std::map<AttemptId, Lease> m_leases;
   std::map<WorkerId, Worker> m_workers;
   std::vector<PolicyDecision> m_decisions;
+  std::set<std::pair<Seconds, WorkerId>> m_deadlines;
+  int m_total_threads = 0;
   BlockId m_next_block_id = 1;
   AttemptId m_next_attempt = 1;
   uint64_t m_completed_blocks = 0;

@@ -1,0 +1,115 @@
+#include "cli/sim_command.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/exit_codes.h"
+#include "cli/farm_commands.h"
+#include "scene/scene_desc.h"
+#include "scheduler/policy.h"
+#include "sim/simulator.h"
+
+namespace farm {
+
+void add_sim_command(CLI::App& app, SimCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("sim", "Simulate a farm run on a described cluster (virtual time, the real scheduler)");
+  cmd->add_option("--cost-map", o.cost_map_path, "Cost map from `farm single --cost-map` or `farm master --cost-map`")
+      ->required();
+  cmd->add_option("--cluster", o.cluster_path, "Cluster description (TOML: [[group]] count, speed, threads, latency_ms, ...)")
+      ->required();
+  add_scheduling_options(*cmd, o.scheduling);
+  cmd->add_option("--width", o.width, "Image width to simulate (default: the cost map's; otherwise rescaled)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--height", o.height, "Image height to simulate (default: the cost map's)")->check(CLI::Range(1, 65536));
+  cmd->add_option("--work-factor", o.work_factor, "Multiply every cost (e.g. full spp / the map's spp)")
+      ->check(CLI::Range(1e-6, 1e6));
+  cmd->add_option("--frames", o.frames, "Frames to simulate (default: the cost map's)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
+  cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd->add_option("--bytes-per-pixel", o.bytes_per_pixel, "Result bytes per pixel (3 = PNG/TGA/PPM, 16 = EXR)")
+      ->check(CLI::Range(0.0, 64.0));
+  cmd->add_option("--payload-ratio", o.payload_ratio, "Compressed/raw result size (1 = uncompressed)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)");
+  cmd->add_option("--stats", o.stats_path, "Write the run's statistics as JSON (the format of `farm master --stats`)");
+}
+
+namespace {
+
+SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
+  SimOptions s;
+  SchedulerConfig& c = s.scheduler;
+  c.width = map.width();
+  c.height = map.height();
+  c.frames.clear();
+  for (int f = 1; f <= map.frames(); ++f) c.frames.push_back(f);
+  c.block_size = o.scheduling.block;
+  c.min_block = o.scheduling.min_block;
+  c.base_wait = o.scheduling.wait;
+  c.max_copies = o.scheduling.max_copies;
+  c.policy = parse_policy(o.scheduling.policy).value_or(PolicyKind::seed);
+  c.heartbeat_interval = o.heartbeat_interval;
+  c.liveness = o.liveness;
+  c.result_bytes_per_pixel = o.bytes_per_pixel;
+  s.bytes_per_pixel = o.bytes_per_pixel;
+  s.payload_ratio = o.payload_ratio;
+  s.seed = o.seed;
+  s.scene_label = map.note.empty() ? o.cost_map_path : map.note;
+  return s;
+}
+
+}  // namespace
+
+int run_sim_command(const SimCommandOptions& o) {
+  CostMap map;
+  ClusterSpec cluster;
+  try {
+    map = CostMap::read(o.cost_map_path);
+    cluster = read_cluster_spec(o.cluster_path);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
+  if (o.width || o.height || o.work_factor != 1) {
+    int w = o.width ? o.width : map.width();
+    int h = o.height ? o.height : (o.width ? static_cast<int>(static_cast<long>(map.height()) * w / map.width()) : map.height());
+    map = map.scaled(w, h, o.work_factor, map.tile());
+  }
+  SimOptions s = sim_options(o, map);
+  s.per_block_overhead = cluster.per_block_overhead;
+  if (o.frames) {
+    s.scheduler.frames.clear();
+    for (int f = 1; f <= o.frames; ++f) s.scheduler.frames.push_back(f);
+  }
+  std::vector<SimWorkerSpec> workers = expand_cluster(cluster, o.seed);
+  SimResult r = simulate(map, workers, s);
+  if (!o.stats_path.empty()) {
+    std::ofstream f(o.stats_path);
+    f << r.stats_json;
+    if (!f) {
+      spdlog::error("cannot write statistics to '{}'", o.stats_path);
+      return k_exit_failure;
+    }
+  }
+  double work = map.total() * (o.frames ? static_cast<double>(o.frames) / map.frames() : 1.0);
+  double speed = 0;
+  for (const SimWorkerSpec& w : workers) speed += w.speed * w.threads;
+  std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
+              s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
+              o.scheduling.policy.c_str(), o.scheduling.block, o.scheduling.wait);
+  std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
+  std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
+  std::printf("  %-24s %.3f s\n", "Render window", r.window());
+  std::printf("  %-24s %.3f s (total work %.3f s / total speed)\n", "Lower bound", speed > 0 ? work / speed : 0.0, work);
+  std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
+              static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
+              static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
+              static_cast<unsigned long long>(r.dead_workers));
+  std::printf("  %-24s %llu in %.3f s (%.2f M events/s)\n", "Events", static_cast<unsigned long long>(r.events),
+              r.wall_seconds, r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds / 1e6 : 0.0);
+  return r.completed ? k_exit_ok : k_exit_failure;
+}
+
+}  // namespace farm

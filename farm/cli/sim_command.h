@@ -1,0 +1,28 @@
+// `farm sim`: predict a farm run from a cost map and a cluster description (farm/sim/).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "master/master.h"
+
+namespace farm {
+
+struct SimCommandOptions {
+  std::string cost_map_path;
+  std::string cluster_path;
+  SchedulingOptions scheduling;
+  int width = 0, height = 0;   // 0 = the cost map's; otherwise the map is rescaled
+  double work_factor = 1;      // e.g. full spp / preview spp when the map is a preview
+  int frames = 0;              // 0 = the cost map's frame count
+  double heartbeat_interval = 1.0;
+  int liveness = 3;
+  double bytes_per_pixel = 3;  // 3 = 8-bit outputs (PNG/TGA/PPM), 16 = float EXR
+  double payload_ratio = 1;    // compressed / raw result size
+  uint64_t seed = 1;
+  std::string stats_path;
+};
+
+void add_sim_command(CLI::App& app, SimCommandOptions& o);
+int run_sim_command(const SimCommandOptions& o);
+
+}  // namespace farm

@@ -1,0 +1,144 @@
+#include "sim/cluster_spec.h"
+
+#include <fstream>
+#include <random>
+
+#include "scene/toml_reader.h"
+
+namespace farm {
+
+namespace {
+
+using rt::TableReader;
+
+// A number, or [lo, hi] with lo <= hi, each within [min, max].
+SimRange read_range(const TableReader& r, const std::string& key, SimRange fallback, double min, double max) {
+  const toml::value* v = r.find(key);
+  if (!v) return fallback;
+  const rt::NumRange allowed = rt::NumRange::closed(min, max);
+  if (v->is_array()) {
+    const auto& a = v->as_array();
+    if (a.size() != 2)
+      r.fail_at(key, rt::quote_name(key) + " must be a number or a range [low, high], got " + rt::describe_value(*v));
+    double lo = r.to_float(a[0], key + "[0]", allowed);
+    double hi = r.to_float(a[1], key + "[1]", allowed);
+    if (lo > hi) r.fail_at(key, rt::quote_name(key) + " range is reversed: low " + std::to_string(lo) + " > high " + std::to_string(hi));
+    return {lo, hi};
+  }
+  double x = r.to_float(*v, key, allowed);
+  return {x, x};
+}
+
+// Times may be -1 ("never") or >= 0.
+SimRange read_time(const TableReader& r, const std::string& key, SimRange fallback) {
+  SimRange t = read_range(r, key, fallback, -1, 1e9);
+  if ((t.lo < 0 && t.lo != -1) || (t.hi < 0 && t.hi != -1) || (t.lo == -1 && t.hi != -1))
+    r.fail_at(key, rt::quote_name(key) + " must be -1 (never) or a time in seconds >= 0");
+  return t;
+}
+
+const std::vector<std::string> k_link_keys = {"latency_ms", "jitter_ms", "bandwidth_mbit"};
+
+void read_link(const TableReader& r, WorkerGroupSpec& g) {
+  g.latency_ms = read_range(r, "latency_ms", g.latency_ms, 0, 60'000);
+  g.jitter_ms = read_range(r, "jitter_ms", g.jitter_ms, 0, 60'000);
+  g.bandwidth_mbit = read_range(r, "bandwidth_mbit", g.bandwidth_mbit, 0, 1e6);
+}
+
+WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults, size_t index) {
+  std::vector<std::string> allowed = {"name", "count", "speed", "threads", "prefetch", "join",
+                                      "startup", "leave", "fail"};
+  allowed.insert(allowed.end(), k_link_keys.begin(), k_link_keys.end());
+  r.check_keys(allowed);
+  WorkerGroupSpec g = defaults;
+  g.name = r.get_string("name").value_or("group" + std::to_string(index + 1));
+  g.count = static_cast<int>(r.get_int("count", 1, 1, 1'000'000));
+  g.speed = read_range(r, "speed", g.speed, 1e-6, 1e6);
+  if (g.speed.lo <= 0) r.fail_at("speed", "'speed' must be > 0");
+  g.threads = static_cast<int>(r.get_int("threads", 1, 1, 4096));
+  g.prefetch = static_cast<int>(r.get_int("prefetch", 1, 0, 1024));
+  g.join = read_range(r, "join", g.join, 0, 1e9);
+  g.startup = read_range(r, "startup", g.startup, 0, 1e6);
+  g.leave = read_time(r, "leave", g.leave);
+  g.fail = read_time(r, "fail", g.fail);
+  read_link(r, g);
+  return g;
+}
+
+double draw(const SimRange& r, std::mt19937_64& rng) {
+  if (!r.is_range()) return r.lo;
+  return std::uniform_real_distribution<double>(r.lo, r.hi)(rng);
+}
+
+}  // namespace
+
+int ClusterSpec::total_workers() const {
+  int n = 0;
+  for (const auto& g : groups) n += g.count;
+  return n;
+}
+
+ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file) {
+  rt::TomlDocument doc(text, file);
+  TableReader root(doc, doc.root(), "the cluster file");
+  root.check_keys({"network", "per_block_overhead_ms", "group"});
+  ClusterSpec spec;
+  spec.file = file;
+  spec.per_block_overhead = root.get_float("per_block_overhead_ms", 0.15f, rt::NumRange::closed(0, 1e6)) / 1000.0;
+  WorkerGroupSpec defaults;
+  if (const toml::value* n = root.find("network")) {
+    if (!n->is_table()) root.fail_at("network", "'network' must be a table ([network])");
+    TableReader nr(doc, *n, "[network]");
+    nr.check_keys(k_link_keys);
+    read_link(nr, defaults);
+  }
+  const toml::value* groups = root.find("group");
+  if (!groups) root.fail("no workers: add at least one [[group]] with a count");
+  if (!groups->is_array()) root.fail_at("group", "'group' must be an array of tables (write [[group]] sections)");
+  size_t i = 0;
+  long total = 0;
+  for (const toml::value& g : groups->as_array()) {
+    if (!g.is_table()) doc.fail(doc.loc(g), "'group' must hold tables (write [[group]] sections)");
+    spec.groups.push_back(read_group(TableReader(doc, g, "[[group]]"), defaults, i++));
+    total += spec.groups.back().count;
+    if (total > 1'000'000) doc.fail(doc.loc(g), "more than 1,000,000 workers in total");
+  }
+  if (spec.groups.empty()) root.fail("no workers: add at least one [[group]] with a count");
+  return spec;
+}
+
+ClusterSpec read_cluster_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw rt::SceneError("cannot open cluster file '" + path + "'");
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= rt::k_max_scene_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  return parse_cluster_spec(text, path);
+}
+
+std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<SimWorkerSpec> out;
+  out.reserve(static_cast<size_t>(spec.total_workers()));
+  for (const WorkerGroupSpec& g : spec.groups) {
+    for (int i = 0; i < g.count; ++i) {
+      SimWorkerSpec w;
+      w.name = g.name + "-" + std::to_string(i + 1);
+      w.speed = draw(g.speed, rng);
+      w.threads = g.threads;
+      w.prefetch = g.prefetch;
+      w.join = draw(g.join, rng);
+      w.startup = draw(g.startup, rng);
+      w.leave = draw(g.leave, rng);
+      w.fail = draw(g.fail, rng);
+      w.latency = draw(g.latency_ms, rng) / 1000.0;
+      w.jitter = draw(g.jitter_ms, rng) / 1000.0;
+      w.bandwidth = draw(g.bandwidth_mbit, rng) * 1e6 / 8.0;
+      out.push_back(w);
+    }
+  }
+  return out;
+}
+
+}  // namespace farm

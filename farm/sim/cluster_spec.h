@@ -1,0 +1,79 @@
+// A simulated cluster (`farm sim --cluster FILE.toml`, `farm plan`): groups of workers with a
+// speed, threads, arrival/departure/failure times and a network link each. Ranges ([lo, hi])
+// are drawn per worker, uniformly, from the simulation's seed, so 10,000 heterogeneous
+// workers take five lines. Example:
+//
+//   [network]                  # defaults for every group
+//   latency_ms = 0.1           # one way
+//   bandwidth_mbit = 1000      # per direction; 0 = unlimited
+//
+//   [[group]]
+//   name = "lab"
+//   count = 4
+//   speed = 1.0                # relative to one thread of the machine that made the cost map
+//   threads = 1
+//
+//   [[group]]
+//   name = "wan"
+//   count = 1000
+//   speed = [0.1, 1.0]         # uniform in the range, per worker
+//   latency_ms = [0, 100]
+//   fail = [5, 50]             # crashes silently at a time drawn in the range
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace farm {
+
+// A number or a uniform range, as written in the file.
+struct SimRange {
+  double lo = 0, hi = 0;
+  bool is_range() const { return hi > lo; }
+};
+
+struct WorkerGroupSpec {
+  std::string name;
+  int count = 1;
+  SimRange speed{1, 1};
+  int threads = 1;
+  int prefetch = 1;
+  SimRange join{0, 0};        // seconds after the master starts
+  SimRange startup{0.5, 0.5};  // join -> first request: process start, scene transfer and load
+  SimRange leave{-1, -1};     // leaves cleanly (-1 never)
+  SimRange fail{-1, -1};      // goes silent (crash or partition; -1 never)
+  SimRange latency_ms{0.1, 0.1};
+  SimRange jitter_ms{0, 0};
+  SimRange bandwidth_mbit{1000, 1000};
+};
+
+struct ClusterSpec {
+  std::string file;
+  // Per-block cost of the farm itself on a worker (receive, encode, compress, send), seconds;
+  // measured on loopback in results/bench_farm.md.
+  double per_block_overhead = 150e-6;
+  std::vector<WorkerGroupSpec> groups;
+  int total_workers() const;
+};
+
+// One worker of a cluster after ranges are drawn.
+struct SimWorkerSpec {
+  std::string name;
+  double speed = 1;
+  int threads = 1;
+  int prefetch = 1;
+  double join = 0, startup = 0.5, leave = -1, fail = -1;
+  double latency = 1e-4;  // seconds, one way
+  double jitter = 0;      // seconds, uniform extra per message
+  double bandwidth = 0;   // bytes per second per direction, 0 = unlimited
+};
+
+// Reads and checks a cluster file; errors are rt::SceneError at "file:line:column".
+ClusterSpec read_cluster_spec(const std::string& path);
+ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file);
+
+// Every worker, ranges drawn with `seed` (same seed, same cluster).
+std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed);
+
+}  // namespace farm

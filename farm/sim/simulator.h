@@ -1,0 +1,50 @@
+// A discrete-event simulator of a farm run: virtual time, the real Scheduler, modelled workers
+// and links (DESIGN.md "one seam, two drivers"). It drives the scheduler exactly as the ZeroMQ
+// master does (same calls, same bandwidth estimator, tick() whenever a deadline has come) and
+// records the same RunStats, so its --stats JSON feeds the same plots as a real run.
+//
+// Modelled: per-worker render speed against a cost map, threads and prefetch (credits as the
+// real worker asks for them, and its re-request every heartbeat interval when a request came
+// back empty), one-way latency + jitter + bandwidth per direction (FIFO, serialised), a fixed
+// per-block cost on the worker, a single-server master (fixed cost per message), joins, clean
+// leaves, silent failures (detected by the scheduler's liveness rule), cancels of queued or
+// running copies. Not modelled: the scene transfer (part of each worker's `startup`), TCP
+// slow start, CPU contention between processes on one machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler_types.h"
+#include "sim/cluster_spec.h"
+#include "sim/cost_map.h"
+
+namespace farm {
+
+struct SimOptions {
+  SchedulerConfig scheduler;        // image size, frames, policy, block, wait, copies, liveness
+  double bytes_per_pixel = 3;       // result payload per pixel on the wire (8-bit RGB)
+  double payload_ratio = 1;         // compressed / raw payload (zstd), 1 = not compressed
+  double per_block_overhead = 150e-6;  // worker-side seconds per block besides rendering
+  double master_message_cost = 5e-6;   // master seconds per message handled
+  uint64_t seed = 1;
+  double time_limit = 1e7;          // virtual seconds before giving up (a stuck cluster)
+  std::string scene_label = "simulated";
+  int spp = 0;                      // for the stats only
+};
+
+struct SimResult {
+  bool completed = false;
+  double makespan = 0;         // master clock at the last accepted result
+  double first_assignment = 0;
+  uint64_t events = 0;
+  double wall_seconds = 0;     // real time the simulation took
+  uint64_t blocks = 0, reassignments = 0, late_results = 0, halvings = 0, dead_workers = 0;
+  std::string stats_json;      // the same format as `farm master --stats`
+  double window() const { return makespan - first_assignment; }
+};
+
+SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options);
+
+}  // namespace farm

@@ -1,0 +1,170 @@
+// The discrete-event simulator: exact makespans on hand-computable clusters, determinism,
+// failures, and that it drives the real scheduler to the same decisions as a scan would.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/cluster_spec.h"
+#include "sim/simulator.h"
+
+using namespace farm;
+
+namespace {
+
+// A width x height map where every tile of `tile` px costs the same: a block of S x S costs
+// exactly S*S/(tile*tile) * tile_cost.
+CostMap uniform_map(int width, int height, int tile, double tile_cost) {
+  CostMap m(width, height, tile, 1);
+  for (int r = 0; r < m.rows(); ++r)
+    for (int c = 0; c < m.columns(); ++c) m.at(1, c, r) = tile_cost;
+  return m;
+}
+
+SimWorkerSpec worker(double speed, double latency = 0, int prefetch = 0) {
+  SimWorkerSpec w;
+  w.name = "w";
+  w.speed = speed;
+  w.threads = 1;
+  w.prefetch = prefetch;
+  w.startup = 0;
+  w.latency = latency;
+  w.bandwidth = 0;
+  return w;
+}
+
+SimOptions options(int width, int height, int block, PolicyKind policy = PolicyKind::fixed, int copies = 1) {
+  SimOptions o;
+  o.scheduler.width = width;
+  o.scheduler.height = height;
+  o.scheduler.block_size = block;
+  o.scheduler.policy = policy;
+  o.scheduler.max_copies = copies;
+  o.scheduler.base_wait = 100;
+  o.per_block_overhead = 0;
+  o.master_message_cost = 0;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("sim: two equal workers, uniform cost, no latency: makespan is half the work") {
+  // 64x64 in 16x16 blocks = 16 blocks of 0.5 s; each worker renders 8 back to back.
+  CostMap map = uniform_map(64, 64, 4, 0.5 / 16);
+  SimResult r = simulate(map, {worker(1), worker(1)}, options(64, 64, 16));
+  REQUIRE(r.completed);
+  CHECK(r.blocks == 16);
+  CHECK(r.makespan == doctest::Approx(4.0).epsilon(1e-12));
+  CHECK(r.window() == doctest::Approx(4.0).epsilon(1e-12));
+}
+
+TEST_CASE("sim: one-way latency L costs exactly two L per block without prefetch") {
+  // Result k reaches the master at (2k+1) L + k c; the first assignment is at L.
+  const double L = 0.01, c = 0.5;
+  CostMap map = uniform_map(64, 64, 4, c / 16);
+  SimResult r = simulate(map, {worker(1, L), worker(1, L)}, options(64, 64, 16));
+  REQUIRE(r.completed);
+  CHECK(r.makespan == doctest::Approx(17 * L + 8 * c).epsilon(1e-9));
+  CHECK(r.window() == doctest::Approx(16 * L + 8 * c).epsilon(1e-9));
+}
+
+TEST_CASE("sim: prefetch hides the round trip") {
+  const double L = 0.01, c = 0.5;
+  CostMap map = uniform_map(64, 64, 4, c / 16);
+  SimResult r = simulate(map, {worker(1, L, 1), worker(1, L, 1)}, options(64, 64, 16));
+  REQUIRE(r.completed);
+  // Only the first assignment's trip and the last result's are exposed.
+  CHECK(r.makespan == doctest::Approx(3 * L + 8 * c).epsilon(1e-9));
+}
+
+TEST_CASE("sim: a worker twice as fast takes two thirds of the blocks") {
+  CostMap map = uniform_map(96, 96, 4, 0.25 / 64);  // 9 blocks of 32x32 at 0.25 s
+  SimResult r = simulate(map, {worker(2), worker(1)}, options(96, 96, 32));
+  REQUIRE(r.completed);
+  // Fast: 0.125 s per block, slow: 0.25 s. By t = 0.75 the fast one has finished 6, the slow 3.
+  CHECK(r.makespan == doctest::Approx(0.75).epsilon(1e-12));
+}
+
+TEST_CASE("sim: same seed, same run; another seed draws other jitter") {
+  CostMap map = uniform_map(128, 96, 4, 0.001);
+  ClusterSpec spec = parse_cluster_spec(
+      "[[group]]\ncount = 5\nspeed = [0.2, 1.0]\nlatency_ms = [1, 20]\njitter_ms = 2\n", "test.toml");
+  SimOptions o = options(128, 96, 32, PolicyKind::seed, 2);
+  o.scheduler.base_wait = 0.05;
+  SimResult a = simulate(map, expand_cluster(spec, 7), o);
+  SimResult b = simulate(map, expand_cluster(spec, 7), o);
+  REQUIRE(a.completed);
+  CHECK(a.stats_json == b.stats_json);
+  CHECK(a.makespan == b.makespan);
+  o.seed = 8;
+  SimResult c = simulate(map, expand_cluster(spec, 8), o);
+  CHECK(c.stats_json != a.stats_json);
+}
+
+TEST_CASE("sim: a worker that fails is declared dead and its blocks are re-rendered") {
+  CostMap map = uniform_map(64, 64, 4, 0.5 / 16);
+  SimWorkerSpec doomed = worker(1);
+  doomed.fail = 1.2;  // silent from here on, holding a block
+  SimOptions o = options(64, 64, 16);
+  SimResult r = simulate(map, {worker(1), doomed}, o);
+  REQUIRE(r.completed);
+  CHECK(r.dead_workers == 1);
+  CHECK(r.blocks == 16);
+  // It finished 2 blocks; the survivor renders the other 14 (7 s) and loses nothing else.
+  CHECK(r.makespan == doctest::Approx(7.0).epsilon(1e-12));
+  CHECK(r.stats_json.find("\"died\": true") != std::string::npos);
+}
+
+TEST_CASE("sim: the seed policy halves a slow worker's blocks, as the scheduler decides") {
+  CostMap map = uniform_map(128, 128, 4, 0.01);  // a 32x32 block costs 0.64 s at speed 1
+  SimOptions o = options(128, 128, 32, PolicyKind::seed, 2);
+  o.scheduler.base_wait = 0.5;
+  SimResult r = simulate(map, {worker(1), worker(0.1)}, o);
+  REQUIRE(r.completed);
+  CHECK(r.halvings >= 2);  // 6.4 s per block on the slow one: halved to 16, then 8
+  CHECK(r.stats_json.find("\"to\": 16") != std::string::npos);
+}
+
+TEST_CASE("sim: no workers or all lost ends without completing, never hangs") {
+  CostMap map = uniform_map(32, 32, 4, 0.01);
+  SimOptions o = options(32, 32, 16);
+  o.time_limit = 100;
+  SimResult none = simulate(map, {}, o);
+  CHECK_FALSE(none.completed);
+  SimWorkerSpec doomed = worker(1);
+  doomed.fail = 0.05;
+  SimResult lost = simulate(map, {doomed}, o);
+  CHECK_FALSE(lost.completed);
+  CHECK(lost.dead_workers == 1);
+}
+
+TEST_CASE("cluster file: ranges, defaults and located errors") {
+  ClusterSpec s = parse_cluster_spec(
+      "[network]\nlatency_ms = 5\n\n[[group]]\nname = \"lab\"\ncount = 3\n\n[[group]]\ncount = 2\nspeed = [0.1, 1]\n"
+      "latency_ms = 50\nfail = [1, 2]\n",
+      "c.toml");
+  REQUIRE(s.groups.size() == 2);
+  CHECK(s.total_workers() == 5);
+  auto w = expand_cluster(s, 3);
+  REQUIRE(w.size() == 5);
+  CHECK(w[0].latency == doctest::Approx(0.005));
+  CHECK(w[0].fail == -1);
+  CHECK(w[4].latency == doctest::Approx(0.05));
+  CHECK(w[4].speed >= 0.1);
+  CHECK(w[4].speed <= 1.0);
+  CHECK(w[4].fail >= 1.0);
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_cluster_spec(text, "bad.toml");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("[[group]]\ncount = 2\nsped = 1\n").find("bad.toml:3") != std::string::npos);
+  CHECK(error_of("[[group]]\ncount = 2\nsped = 1\n").find("speed") != std::string::npos);
+  CHECK(error_of("[[group]]\ncount = 0\n").find("count") != std::string::npos);
+  CHECK(error_of("[[group]]\nspeed = [2, 1]\n").find("reversed") != std::string::npos);
+  CHECK(error_of("[[group]]\nspeed = nan\n").find("speed") != std::string::npos);
+  CHECK(error_of("[network]\nlatency_ms = -1\n[[group]]\n").find("latency_ms") != std::string::npos);
+  CHECK(error_of("").find("no workers") != std::string::npos);
+}

@@ -1,0 +1,342 @@
+"""Writes REPORT.md from the sweep CSV: setup, every table and plot, and the answers to the
+experiment issue's questions computed from the data. A hand-written interpretation of the
+committed full run (report_notes.md beside this file) is appended to full-run reports only.
+"""
+import csv
+import datetime
+import os
+import platform
+import statistics
+
+from cluster import network_delay_ms
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOTES = os.path.join(HERE, "report_notes.md")
+
+# The paper's figures (../shared/seeds/004_*.txt), cited for comparison.
+PAPER_TABLE1_MS = {1: 0.092, 2: 0.105, 4: 0.139, 8: 0.313, 16: 0.684, 32: 2.035, 64: 7.633, 128: 30.605, 256: 122.753}
+PAPER_FIG13 = [13.2, 14.0, 7.3, 4.9, 2.2]
+
+
+def f(v, d=2):
+    return "" if v is None else f"{v:.{d}f}"
+
+
+class Data:
+    def __init__(self, csv_path):
+        with open(csv_path, newline="") as fh:
+            self.rows = list(csv.DictReader(fh))
+
+    def select(self, **eq):
+        return [r for r in self.rows if all(r[k] == str(v) for k, v in eq.items())]
+
+    @staticmethod
+    def med(rows, col):
+        vals = [float(r[col]) for r in rows if r[col] != ""]
+        return statistics.median(vals) if vals else None
+
+    @staticmethod
+    def spread(rows, col):
+        vals = [float(r[col]) for r in rows if r[col] != ""]
+        return (min(vals), max(vals)) if vals else (None, None)
+
+    def configs(self, rows, *keys):
+        out = {}
+        for r in rows:
+            out.setdefault(tuple(r[k] for k in keys), []).append(r)
+        return out
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def res_key(r):
+    return int(r["width"]) * int(r["height"])
+
+
+def best_config(data, rows, keys):
+    """The configuration (by keys) with the lowest median window, with its rows."""
+    groups = data.configs(rows, *keys)
+    if not groups:
+        return None, []
+    k = min(groups, key=lambda k: data.med(groups[k], "window_s"))
+    return k, groups[k]
+
+
+def simulator_sections(results_dir):
+    """The simulator's result pages (tools/sim/*.py), each demoted one heading level."""
+    out = []
+    for name, folder in (("validation.md", "sim"), ("scale_study.md", "sim"), ("cost_map_scaling.md", "")):
+        part = os.path.join(results_dir, folder, name)
+        if not os.path.exists(part):
+            continue
+        text = open(part).read()
+        if folder:
+            text = text.replace("](plots/", f"]({folder}/plots/")
+        lines = ["#" + line if line.startswith("#") else line for line in text.splitlines()]
+        out.append("\n".join(lines) + "\n")
+    return out
+
+
+def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):
+    d = Data(csv_path)
+    rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
+    img = lambda name, alt: f"![{alt}]({rel(plots_made[name])})\n" if name in plots_made else f"*(plot {name} not made)*\n"  # noqa: E731
+    farm_rows = [r for r in d.rows if r["mode"] == "farm"]
+    L = []
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    L.append("# Experiments: block sizes, waiting times, heterogeneous CPUs and slow networks\n")
+    if quick:
+        L.append("**Smoke run (`--quick`)**: tiny images, one repetition; the figures below show that the pipeline "
+                 "works, not how the farm performs. The committed full run is results/REPORT.md.\n")
+    # The measurements' own time span (a re-run that only redraws the report keeps it).
+    dates = sorted(datetime.datetime.strptime(r["date"], "%Y-%m-%d %H:%M:%S") for r in d.rows if r["date"])
+    first, last = (dates[0], dates[-1]) if dates else (datetime.datetime.fromtimestamp(started),
+                                                      datetime.datetime.fromtimestamp(finished))
+    L.append(f"Command: `{command}`  \nMeasured: {first:%Y-%m-%d %H:%M} to {last:%H:%M} "
+             f"({(last - first).total_seconds() / 60:.0f} min of runs)  \n"
+             f"Machine: {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}; master, workers and "
+             f"proxies share these cores.  \nData: `{rel(csv_path)}` (one row per run; columns explained in "
+             "tools/experiments/sweep.py)\n")
+    if note:
+        L.append(f"**Note:** {note}\n")
+
+    # ------------------------------------------------------------------ setup
+    L.append("## Setup\n")
+    L.append(f"Every figure comes from real `farm master` + `farm worker` processes on this machine. A node of speed "
+             f"1.0 is a worker capped at {reference_cores:g} of one core (cgroup CPU quota, `tools/cpu_quota`); a node "
+             "of speed s gets s times that. Workers whose network is not loopback reach the master through their own "
+             "delaying TCP proxy (`tools/net/delay_proxy.py`; `lab` = 0.1 ms one way and 100 Mbit/s, `dorm` = 2 ms + "
+             "up to 1 ms jitter and 10 Mbit/s, `Nms` = N ms one way; the proxy adds about 1 ms per direction of its "
+             "own, measured in results/net_proxy_check.md). Each worker renders with one thread and prefetches one "
+             f"block. Images are rendered with {cfg['spp']} samples per pixel.\n")
+    L.append("Times: **window** = from the master's first assignment to its last accepted block; **single** = `farm "
+             "single`'s render time with one thread on a speed-1.0 node. Both leave out process start, parsing and "
+             "loading, as the paper did (section 3.2). **Speedup** = single / window. **Lower bound** = total work / "
+             "total measured worker speed (single / sum of speeds), never below the longest block moved to the "
+             "fastest node; **efficiency** = lower bound / window. A second bound, *bound with joins*, counts each "
+             "worker only from the moment it joined (a node capped at 0.09 cores also takes seconds to start).\n")
+    cal = {r["speeds"]: float(r["window_s"]) for r in d.select(experiment="calibration")}
+    crow = []
+    for name, c in clusters.items():
+        nominal = c.speeds_text()
+        measured = " ".join(f"{cal['1'] / cal[s]:.2f}" if s in cal and "1" in cal else "?" for s in nominal.split())
+        crow.append([name, len(c.nodes), nominal, measured, c.network_text(),
+                     f"{sum(n.speed for n in c.nodes) * reference_cores:.2f}"])
+    L.append("Clusters (speeds measured by `farm single` on chess2 160x120 under each quota, two runs each):\n")
+    L.append(table(["cluster", "workers", "nominal speeds", "measured speeds", "network", "CPU cores used"], crow))
+    spreads = []
+    for rs in d.configs(farm_rows, "experiment", "scene", "width", "policy", "block", "wait", "cluster",
+                        "network").values():
+        if len(rs) >= 2:
+            lo, hi = d.spread(rs, "window_s")
+            spreads.append((hi - lo) / d.med(rs, "window_s") * 100)
+    noise = statistics.median(spreads) if spreads else None
+    ident = [r for r in farm_rows if r["identical"] != ""]
+    same = sum(1 for r in ident if r["identical"] == "1")
+    L.append(f"\n**Byte identity:** {same} of {len(ident)} farm runs wrote an image byte-identical to `farm single`'s "
+             "for the same scene and settings (every block size, policy, cluster and network above).\n")
+
+    # ------------------------------------------------------------------ Table 1
+    rtt = d.select(experiment="rtt")
+    if rtt:
+        L.append("## Round trip against block size (the paper's Table 1)\n")
+        L.append("One worker at full speed with a null renderer (no rendering, uncompressed 8-bit pixels), one thread, "
+                 "no prefetch, fixed square blocks: every block is one request, assignment and result exchange. "
+                 "Microseconds per block, median of the repetitions. The paper's column is its switch latency for the "
+                 "same payload (PVM over 100 Mbit/s Ethernet, 2004).\n")
+        nets = sorted({r["network"] for r in rtt}, key=network_delay_ms)
+        blocks = sorted({int(r["block"]) for r in rtt})
+        rows = []
+        for b in blocks:
+            row = [b, 3 * b * b]
+            for n in nets:
+                row.append(f(d.med(d.select(experiment="rtt", block=b, network=n), "rtt_us"), 0))
+            row.append(PAPER_TABLE1_MS.get(b, "") and f"{PAPER_TABLE1_MS[b] * 1000:.0f}")
+            rows.append(row)
+        L.append(table(["block", "pixel bytes"] + [f"{n} (us)" for n in nets] + ["paper, lab switch (us)"], rows))
+        L.append(img("rtt_vs_block", "round trip against block size"))
+
+    # ------------------------------------------------------------------ wait search
+    ws = d.select(experiment="waitsearch")
+    best_wait = None
+    if ws:
+        L.append("## Waiting-time search (section 4.2)\n")
+        L.append("The paper's procedure, automated (tools/experiments/waitsearch.py): raise the waiting time step by "
+                 "step and keep the one with the shortest run; stop after steps without improvement. chess2, paper6 "
+                 "cluster, `seed` policy (the paper's halving).\n")
+        groups = d.configs(ws, "wait")
+        rows = []
+        for (w,), rs in sorted(groups.items(), key=lambda kv: float(kv[0][0])):
+            lo, hi = d.spread(rs, "window_s")
+            rows.append([w, f(d.med(rs, "window_s")), f"{f(lo)}..{f(hi)}", f(d.med(rs, "halvings"), 0)])
+        best_wait = min(groups, key=lambda k: d.med(groups[k], "window_s"))[0]
+        L.append(table(["wait (s)", "median window (s)", "range", "median halvings"], rows))
+        L.append(f"\nPicked: **{best_wait} s**; the later experiments use it for `seed` and `adaptive`.\n")
+        hm = [r for r in d.select(experiment="heatmap", policy="seed") if r["block"] == ws[0]["block"]]
+        if hm:
+            k, rs = best_config(d, hm, ("wait",))
+            L.append(f"The heatmap below, at the same block size ({ws[0]['block']}), is fastest at wait {k[0]} s "
+                     f"(median {f(d.med(rs, 'window_s'))} s).\n")
+        L.append(img("waitsearch", "wait search"))
+
+    # ------------------------------------------------------------------ Figure 13
+    rs_rows = d.select(experiment="resolution")
+    answers = []
+    if rs_rows:
+        L.append("## Adaptive halving against fixed block sizes per resolution (the paper's Figure 13)\n")
+        L.append("chess2 on the paper6 cluster (a P4-like node, three P-III-like nodes on `lab`, a Duron-like and a "
+                 "Celeron-like node on `dorm`). Best fixed = the fixed block size with the lowest median window at that "
+                 "resolution (chosen after the fact, which favours fixed). Gain = best-fixed window / window - 1.\n")
+        rows = []
+        for res in sorted({(int(r["width"]), int(r["height"])) for r in rs_rows}, key=lambda x: x[0] * x[1]):
+            at = [r for r in rs_rows if (int(r["width"]), int(r["height"])) == res]
+            (fb,), fr = best_config(d, [r for r in at if r["policy"] == "fixed"], ("block",))
+            fw = d.med(fr, "window_s")
+            f32 = d.med([r for r in at if r["policy"] == "fixed" and r["block"] == "32"], "window_s")
+            row = [f"{res[0]}x{res[1]}", f(d.med(at, "single_s")), f"{f(fw)} (S={fb})", f(f32)]
+            for p in ("seed", "adaptive"):
+                pr = [r for r in at if r["policy"] == p]
+                pw = d.med(pr, "window_s")
+                gain = (fw / pw - 1) * 100 if pw else None
+                gain32 = (f32 / pw - 1) * 100 if pw and f32 else None
+                row += [f(pw), f"{gain:+.1f}%" if gain is not None else "",
+                        f"{gain32:+.1f}%" if gain32 is not None else "", f(d.med(pr, "halvings"), 0)]
+                answers.append((p, res, gain, gain32))
+            row += [f(d.med(at, "lower_bound_s")), f(d.med(at, "lower_bound_join_s"))]
+            rows.append(row)
+        L.append(table(["resolution", "single (s)", "best fixed (s)", "fixed 32 (s)", "seed (s)", "seed vs best",
+                        "seed vs 32", "seed halvings", "adaptive (s)", "adaptive vs best", "adaptive vs 32",
+                        "adaptive halvings", "lower bound (s)", "bound with joins (s)"], rows))
+        L.append(f"\nThe paper reports +{', +'.join(f'{v:g}' for v in PAPER_FIG13)}% from low to high resolution "
+                 "(8.3% on average), against its own fixed 32x32 default rather than the best fixed size.\n")
+        L.append(img("adaptive_vs_fixed", "adaptive against fixed"))
+
+    # ------------------------------------------------------------------ heatmap
+    hm = d.select(experiment="heatmap")
+    if hm:
+        L.append("## Block size x waiting time\n")
+        for p in sorted({r["policy"] for r in hm}):
+            pr = [r for r in hm if r["policy"] == p]
+            blocks = sorted({int(r["block"]) for r in pr})
+            waits = sorted({float(r["wait"]) for r in pr})
+            rows = []
+            for w in waits:
+                rows.append([f"{w:g}"] + [f(d.med([r for r in pr if int(r["block"]) == b and float(r["wait"]) == w],
+                                                  "window_s")) for b in blocks])
+            (kb, kw), krs = best_config(d, pr, ("block", "wait"))
+            L.append(f"`{p}`, chess2 {pr[0]['width']}x{pr[0]['height']}, paper6: median window (s); rows = wait (s), "
+                     f"columns = initial block size. Best: S0={kb}, wait {kw} s ({f(d.med(krs, 'window_s'))} s).\n")
+            L.append(table(["wait \\ block"] + [str(b) for b in blocks], rows))
+            L.append("")
+        L.append(img("heatmap_block_wait", "heatmap"))
+
+    # ------------------------------------------------------------------ scenes
+    sc = d.select(experiment="scenes")
+    losses = []
+    if sc:
+        L.append("## Policies on the five scenes\n")
+        L.append("paper6 cluster; median window (s) and, in brackets, the change against the best fixed size.\n")
+        cfgs = sorted({(r["policy"], int(r["block"])) for r in sc}, key=lambda c: (c[0] != "fixed", c[0], c[1]))
+        rows = []
+        for scene in sorted({r["scene"] for r in sc}):
+            at = [r for r in sc if r["scene"] == scene]
+            _, fr = best_config(d, [r for r in at if r["policy"] == "fixed"], ("block",))
+            fw = d.med(fr, "window_s")
+            row = [scene, f(d.med(at, "single_s"))]
+            for p, b in cfgs:
+                pw = d.med([r for r in at if r["policy"] == p and int(r["block"]) == b], "window_s")
+                gain = (fw / pw - 1) * 100 if pw else None
+                row.append(f"{f(pw)} ({gain:+.1f}%)" if gain is not None else "")
+                if p != "fixed" and gain is not None and gain < 0:
+                    losses.append((scene, p, gain))
+            rows.append(row)
+        L.append(table(["scene", "single (s)"] + [f"{p} {b}" for p, b in cfgs], rows))
+        L.append(img("scene_policies", "policies per scene"))
+
+    # ------------------------------------------------------------------ Figure 11
+    su = d.select(experiment="speedup")
+    if su:
+        L.append("## Speedup on homogeneous nodes (the paper's Figure 11)\n")
+        L.append("1 to 4 speed-1.0 nodes on loopback, fixed blocks, against `farm single` on one such node.\n")
+        ns = sorted({int(r["workers"]) for r in su})
+        rows = []
+        for scene in sorted({r["scene"] for r in su}):
+            at = [r for r in su if r["scene"] == scene]
+            row = [scene, f(d.med(at, "single_s"))]
+            for n in ns:
+                nr = [r for r in at if int(r["workers"]) == n]
+                row.append(f"{f(d.med(nr, 'speedup'))} (eff {f(d.med(nr, 'efficiency'))})")
+            rows.append(row)
+        L.append(table(["scene", "single (s)"] + [f"{n} node(s)" for n in ns], rows))
+        L.append("\nThe paper measured near-linear speedup on 2-4 nodes and quotes Amdahl's law with 1% serial work "
+                 "(3 nodes: 2.941).\n")
+        L.append(img("speedup_vs_workers", "speedup against workers"))
+
+    # ------------------------------------------------------------------ latency
+    la = d.select(experiment="latency")
+    best_by_net = {}
+    if la:
+        L.append("## Best block size against network latency\n")
+        nets = sorted({r["network"] for r in la}, key=network_delay_ms)
+        blocks = sorted({int(r["block"]) for r in la})
+        rows = []
+        for b in blocks:
+            rows.append([b] + [f(d.med([r for r in la if r["network"] == n and int(r["block"]) == b], "window_s"))
+                               for n in nets])
+        for n in nets:
+            (kb,), _ = best_config(d, [r for r in la if r["network"] == n], ("block",))
+            best_by_net[n] = kb
+        rows.append(["**best**"] + [f"**{best_by_net[n]}**" for n in nets])
+        L.append(f"chess2 {la[0]['width']}x{la[0]['height']} on the {la[0]['cluster']} cluster (speeds "
+                 f"{la[0]['speeds']}), fixed blocks, every worker behind the given link; median window (s).\n")
+        L.append(table(["block"] + [f"{n}" for n in nets], rows))
+        L.append(img("latency_best_block", "best block against latency"))
+
+    # ------------------------------------------------------------------ gantt
+    gantt_plots = [k for k in plots_made if k.startswith("gantt")]
+    if gantt_plots:
+        L.append("## Space-time charts\n")
+        L.append("One run per policy (chess2, paper6): each worker's blocks over time, coloured by block size, the "
+                 "view the paper's authors had from XPVM.\n")
+        for k in sorted(gantt_plots):
+            L.append(img(k, k))
+
+    # ------------------------------------------------------------------ answers
+    L.append("## Answers from this run's data\n")
+    if noise is not None:
+        L.append(f"- **Noise first:** the same configuration run twice differs by {noise:.0f}% (median of "
+                 "(max - min) / median over every repeated configuration), so differences smaller than that are not "
+                 "findings.")
+    for p in ("seed", "adaptive"):
+        g = [(res, gain, g32) for q, res, gain, g32 in answers if q == p and gain is not None]
+        if g:
+            L.append(f"- **Does `{p}` beat the best fixed block size on the heterogeneous cluster?** "
+                     + ", ".join(f"{w}x{h}: {gain:+.1f}%" for (w, h), gain, _ in g)
+                     + f" (mean {statistics.mean(x for _, x, _ in g):+.1f}%); against fixed 32x32 (the paper's "
+                     "comparison): " + ", ".join(f"{g32:+.1f}%" for _, _, g32 in g if g32 is not None) + ".")
+    if sc:
+        L.append("- **When does halving lose?** " + ("; ".join(f"{s} with {p} ({g:+.1f}%)" for s, p, g in losses)
+                                                   if losses else "in no scene of this run.")
+                 + " (negative = slower than the best fixed size).")
+    if best_by_net:
+        L.append("- **How does the best block size move with latency?** "
+                 + ", ".join(f"{n}: {b}" for n, b in best_by_net.items()) + ".")
+    pol = {}
+    for r in farm_rows:
+        if r["experiment"] in ("resolution", "scenes", "heatmap") and r["efficiency"]:
+            pol.setdefault(r["policy"], []).append(float(r["efficiency"]))
+    if pol:
+        L.append("- **How close is each policy to the lower bound?** Median efficiency (bound / window) over the "
+                 "resolution, scene and heatmap runs: " + ", ".join(f"`{p}` {statistics.median(v):.2f} ({len(v)} runs)"
+                                                                   for p, v in sorted(pol.items())) + ".")
+    L.append("")
+    if not quick and os.path.exists(NOTES):
+        L.append(open(NOTES).read())
+    if not quick:
+        L += simulator_sections(os.path.dirname(os.path.abspath(path)))
+    with open(path, "w") as fh:
+        fh.write("\n".join(L) + "\n")

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Does `farm plan` recommend settings that real runs confirm? On the experiments' paper6 cluster
+(chess2 640x480, 8 spp), ask `farm plan` for policy/block/wait, run the recommendation for real
+(tools/experiments sweep machinery, experiment "plancheck" in results/experiments/sweep.csv) and
+rank it among every configuration the sweep measured on the same scene, size and cluster.
+
+  tools/sim/plan_check.py [--reps 3]
+
+The cluster file given to the planner is built from measurements made before (calibration rows of
+the sweep CSV for the quota'd speeds, one unthrottled `farm single` for the full-core speed), not
+from the runs it is judged against. Writes results/sim/plan_check.md.
+"""
+import argparse
+import csv
+import datetime
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
+import cluster as cl  # noqa: E402
+from sweep import CALIBRATION_SCENE, Sweep  # noqa: E402
+from validate import link_of  # noqa: E402  (same network model as the validation)
+
+STARTUP_FULL = 0.3  # seconds from start to join of a full-speed worker (see validation.md)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--farm", default=os.path.join(ROOT, "build/farm/farm"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--csv", default=os.path.join(ROOT, "results/experiments/sweep.csv"))
+    args = ap.parse_args()
+    ref, clusters = cl.load_clusters()
+    tmp = tempfile.mkdtemp(prefix="farm_plancheck_")
+    runner = cl.Runner(args.farm, tmp, ref)
+    sweep = Sweep(args.csv, runner, os.path.join(ROOT, "scenes"), clusters)
+    scene, cw, ch, cspp = CALIBRATION_SCENE
+    # Full-core speed of the calibration render, to express the quotas in the planner's units.
+    full = runner
+    full.use_quota = False
+    t_full = statistics.median(full.single(os.path.join(ROOT, "scenes", scene + ".toml"),
+                                           ["--width", str(cw), "--height", str(ch), "--spp", str(cspp)],
+                                           os.path.join(tmp, "c.png"), os.path.join(tmp, "c.json"))["seconds"]["render"]
+                               for _ in range(2))
+    full.use_quota = True
+    paper6 = clusters["paper6"]
+    lines = ["per_block_overhead_ms = 0.15", ""]
+    for i, node in enumerate(paper6.nodes):
+        t_node = float(sweep.rows[f"calibration|speed{node.speed:g}|ref{ref:g}"]["window_s"])
+        speed = t_full / t_node
+        lat, jit, bw = link_of(node.network)
+        lines += ["[[group]]", f'name = "n{i + 1}"', f"speed = {speed:.6g}", f"startup = {STARTUP_FULL / speed:.4g}",
+                  f"latency_ms = {lat:g}", f"jitter_ms = {jit:g}", f"bandwidth_mbit = {bw:g}", ""]
+    cluster_file = os.path.join(tmp, "paper6.toml")
+    with open(cluster_file, "w") as f:
+        f.write("\n".join(lines))
+    w, h, spp = 640, 480, 8
+    out = subprocess.run([args.farm, "plan", os.path.join(ROOT, "scenes/chess2.toml"), "--width", str(w), "--height",
+                          str(h), "--spp", str(spp), "--cluster", cluster_file, "--top", "5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True).stdout
+    print(out)
+    m = re.search(r"--policy (\w+) --block (\d+)(?: --wait ([\d.]+))?\s+\(predicted render window ([\d.]+) s\)", out)
+    policy, block, wait, predicted = m.group(1), int(m.group(2)), float(m.group(3) or 1), float(m.group(4))
+    real = [float(sweep.point("plancheck", "chess2", w, h, spp, policy, block, wait, "paper6", "cluster", rep)["window_s"])
+            for rep in range(args.reps)]
+    med = statistics.median(real)
+    # Every configuration the sweep measured on the same scene, size, spp and cluster.
+    groups = {}
+    for r in csv.DictReader(open(args.csv)):
+        if (r["mode"] == "farm" and r["experiment"] in ("heatmap", "resolution", "scenes", "waitsearch")
+                and r["scene"] == "chess2" and r["width"] == str(w) and r["spp"] == str(spp) and r["cluster"] == "paper6"):
+            groups.setdefault((r["policy"], r["block"], r["wait"]), []).append(float(r["window_s"]))
+    meds = sorted((statistics.median(v), k) for k, v in groups.items())
+    better = sum(1 for v, _ in meds if v < med)
+    best_v, best_k = meds[0]
+    worst_v, worst_k = meds[-1]
+    with open(os.path.join(ROOT, "results/sim/plan_check.md"), "w") as f:
+        f.write(f"## Does `farm plan` pick settings the sweep confirms?\n\nCommand: `tools/sim/plan_check.py --reps "
+                f"{args.reps}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \nchess2 {w}x{h}, {spp} spp, the "
+                "paper6 cluster described to the planner from calibration measurements (speeds in full-core units: "
+                + ", ".join(re.findall(r"speed = ([\d.]+)", "\n".join(lines))) + ").\n\n```\n" + out.strip() + "\n```\n\n"
+                f"Real runs of the recommendation (`--policy {policy} --block {block}"
+                + (f" --wait {wait:g}" if policy != "fixed" else "") + f"`): median window {med:.2f} s "
+                f"(runs: {', '.join(f'{x:.2f}' for x in real)}); predicted {predicted:.2f} s "
+                f"({(predicted / med - 1) * 100:+.1f}%).\n\n"
+                f"Among the {len(meds)} configurations the sweep measured on the same scene, size and cluster, "
+                f"{better} had a lower median window. Best measured: {best_k[0]} S0={best_k[1]} wait {best_k[2] or '-'} "
+                f"({best_v:.2f} s); worst: {worst_k[0]} S0={worst_k[1]} wait {worst_k[2] or '-'} ({worst_v:.2f} s). "
+                f"The recommendation is {(med / best_v - 1) * 100:+.1f}% from the best measured and "
+                f"{(1 - med / worst_v) * 100:.0f}% faster than the worst.\n")
+    print(f"recommendation {policy} {block} {wait}: real median {med:.2f} s, rank {better + 1}/{len(meds) + 1}, "
+          f"best {best_v:.2f}, worst {worst_v:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
