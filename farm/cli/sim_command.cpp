@@ -1,5 +1,6 @@
 #include "cli/sim_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -34,6 +35,7 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)");
   cmd->add_option("--stats", o.stats_path, "Write the run's statistics as JSON (the format of `farm master --stats`)");
+  cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (as `farm master --trace`)");
 }
 
 namespace {
@@ -84,6 +86,15 @@ int run_sim_command(const SimCommandOptions& o) {
     for (int f = 1; f <= o.frames; ++f) s.scheduler.frames.push_back(f);
   }
   std::vector<SimWorkerSpec> workers = expand_cluster(cluster, o.seed);
+  std::ofstream trace;
+  if (!o.trace_path.empty()) {
+    trace.open(o.trace_path);
+    if (!trace) {
+      spdlog::error("cannot write the trace to '{}'", o.trace_path);
+      return k_exit_failure;
+    }
+    s.trace = &trace;
+  }
   SimResult r = simulate(map, workers, s);
   if (!o.stats_path.empty()) {
     std::ofstream f(o.stats_path);
@@ -94,15 +105,22 @@ int run_sim_command(const SimCommandOptions& o) {
     }
   }
   double work = map.total() * (o.frames ? static_cast<double>(o.frames) / map.frames() : 1.0);
-  double speed = 0;
-  for (const SimWorkerSpec& w : workers) speed += w.speed * w.threads;
+  double speed = 0, fastest = 0;
+  for (const SimWorkerSpec& w : workers) {
+    speed += w.speed * w.threads;
+    fastest = std::max(fastest, w.speed);
+  }
+  // Ideal: all work spread over all speed, and never less than the costliest block rendered
+  // by the fastest worker.
+  const double bound = speed > 0 ? std::max(work / speed, r.longest_block_cost / fastest) : 0.0;
   std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
               s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
               o.scheduling.policy.c_str(), o.scheduling.block, o.scheduling.wait);
   std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
   std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
   std::printf("  %-24s %.3f s\n", "Render window", r.window());
-  std::printf("  %-24s %.3f s (total work %.3f s / total speed)\n", "Lower bound", speed > 0 ? work / speed : 0.0, work);
+  std::printf("  %-24s %.3f s (total work %.3f s / total speed; longest block at the fastest worker %.3f s)\n",
+              "Lower bound", bound, work, fastest > 0 ? r.longest_block_cost / fastest : 0.0);
   std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
               static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
               static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),

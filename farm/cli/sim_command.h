@@ -20,6 +20,7 @@ struct SimCommandOptions {
   double payload_ratio = 1;    // compressed / raw result size
   uint64_t seed = 1;
   std::string stats_path;
+  std::string trace_path;
 };
 
 void add_sim_command(CLI::App& app, SimCommandOptions& o);

@@ -22,7 +22,7 @@
 #include "master/run_stats.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_trace.h"
 #include "sim/cost_map_from_blocks.h"
 
 namespace farm {
@@ -70,7 +70,8 @@ class Master {
   std::vector<std::string> m_overrides;
   proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
   uint64_t m_job_id = 0;
-  std::unique_ptr<Scheduler> m_scheduler;
+  std::unique_ptr<std::ofstream> m_trace;  // --trace: every scheduler call, for replay tests
+  std::unique_ptr<TracedScheduler> m_scheduler;
   std::unique_ptr<FrameStore> m_store;
   RunStats m_stats;
   zmq::context_t m_ctx;
@@ -127,7 +128,14 @@ bool Master::setup() {
   c.heartbeat_interval = m_o.heartbeat_interval;
   c.liveness = m_o.liveness;
   c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
-  m_scheduler = std::make_unique<Scheduler>(c);
+  if (!m_o.trace_path.empty()) {
+    m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
+    if (!*m_trace) {
+      spdlog::error("cannot write the trace to '{}'", m_o.trace_path);
+      return false;
+    }
+  }
+  m_scheduler = std::make_unique<TracedScheduler>(c, m_trace.get());
   m_store = std::make_unique<FrameStore>(s.width, s.height, m_frames, m_encoding);
   return true;
 }

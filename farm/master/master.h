@@ -27,6 +27,7 @@ struct MasterOptions {
   std::string stats_path;
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds
+  std::string trace_path;     // every scheduler call and its outputs (scheduler/scheduler_trace.h)
   double heartbeat_interval = 1.0;  // seconds; zguide's Paranoid Pirate uses 1 s
   int liveness = 3;                 // missed heartbeats before a peer is dead
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)

@@ -110,6 +110,7 @@ Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds n
   AttemptId attempt = m_next_attempt++;
   m_leases[attempt] = {w.id, id, now};
   m_outstanding[id].attempts.push_back(attempt);
+  index_copy_candidate(id);
   if (w.leases.empty()) {
     // An idle worker's clock starts now, not at its last result.
     w.progress_since = now;
@@ -137,28 +138,54 @@ std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   return lease(w, id, block, now, false);
 }
 
+void Scheduler::index_copy_candidate(BlockId id) {
+  Outstanding& o = m_outstanding.at(id);
+  if (o.copy_index == 1) m_copy_known.erase({o.copy_key, id});
+  if (o.copy_index == 2) m_copy_unknown.erase({o.copy_key, id});
+  o.copy_index = 0;
+  if (o.attempts.empty() || o.attempts.size() >= static_cast<size_t>(m_config.max_copies)) return;
+  const Lease& first = m_leases.at(o.attempts.front());
+  const Worker& holder = m_workers.at(first.worker);
+  if (holder.pixels_per_second > 0) {
+    o.copy_index = 1;
+    o.copy_key = first.assigned_at + static_cast<double>(o.block.pixels()) / holder.pixels_per_second;
+    m_copy_known.insert({o.copy_key, id});
+  } else {
+    o.copy_index = 2;
+    o.copy_key = first.assigned_at;
+    m_copy_unknown.insert({o.copy_key, id});
+  }
+}
+
 std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
-  // The pool is empty: give a copy of the outstanding block expected to finish last.
+  // The pool is empty: give a copy of the outstanding block expected to finish last: its
+  // first lease's start plus the block's pixels at the holder's measured speed; with no speed
+  // known yet, the oldest lease counts as last (expected at now + its age). Never a block
+  // this worker already holds.
+  auto held_by_w = [&](BlockId id) {
+    const auto& attempts = m_outstanding.at(id).attempts;
+    return std::any_of(attempts.begin(), attempts.end(), [&](AttemptId a) { return m_leases.at(a).worker == w.id; });
+  };
+  bool found = false;
+  Seconds best_finish = 0;
   BlockId best = 0;
-  Seconds best_finish = -k_never;
-  for (const auto& [id, o] : m_outstanding) {
-    if (static_cast<int>(o.attempts.size()) >= m_config.max_copies) continue;
-    bool mine = std::any_of(o.attempts.begin(), o.attempts.end(),
-                            [&](AttemptId a) { return m_leases.at(a).worker == w.id; });
-    if (mine) continue;
-    // Expected finish of the earliest lease: its start plus the block's pixels at the
-    // holder's measured speed; with no speed known yet, the oldest lease counts as last.
-    const Lease& first = m_leases.at(o.attempts.front());
-    const Worker& holder = m_workers.at(first.worker);
-    Seconds finish = holder.pixels_per_second > 0
-                         ? first.assigned_at + static_cast<double>(o.block.pixels()) / holder.pixels_per_second
-                         : now + (now - first.assigned_at);
-    if (finish > best_finish) {
-      best_finish = finish;
+  for (auto it = m_copy_known.rbegin(); it != m_copy_known.rend(); ++it) {
+    if (held_by_w(it->second)) continue;
+    found = true;
+    best_finish = it->first;
+    best = it->second;
+    break;
+  }
+  for (const auto& [assigned_at, id] : m_copy_unknown) {
+    if (held_by_w(id)) continue;
+    Seconds finish = now + (now - assigned_at);
+    if (!found || finish > best_finish || (finish == best_finish && id < best)) {
+      found = true;
       best = id;
     }
+    break;
   }
-  if (best == 0) return std::nullopt;
+  if (!found) return std::nullopt;
   ++m_reassignments;
   return lease(w, best, m_outstanding.at(best).block, now, true);
 }
@@ -196,6 +223,7 @@ void Scheduler::drop_lease(AttemptId attempt) {
   if (oit != m_outstanding.end()) {
     auto& attempts = oit->second.attempts;
     attempts.erase(std::remove(attempts.begin(), attempts.end(), attempt), attempts.end());
+    index_copy_candidate(oit->first);
   }
   m_leases.erase(it);
 }
@@ -228,6 +256,7 @@ ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
   if (took > 0) {
     double speed = static_cast<double>(done_block.block.pixels()) / took;
     w.pixels_per_second = w.pixels_per_second > 0 ? 0.7 * w.pixels_per_second + 0.3 * speed : speed;
+    for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   }
   w.progress_since = now;
   w.timeouts_since_progress = 0;
@@ -283,7 +312,9 @@ std::vector<WorkerId> Scheduler::tick(Seconds now) {
   std::vector<WorkerId> dead;
   const Seconds silence_limit = m_config.heartbeat_interval * m_config.liveness;
   for (WorkerId id : due) {
-    if (now - m_workers.at(id).last_seen >= silence_limit) dead.push_back(id);
+    // The same expression as deadline_of(): `now - last_seen >= limit` can be false while
+    // `last_seen + limit <= now` is true (rounding), and the deadline would never pass.
+    if (m_workers.at(id).last_seen + silence_limit <= now) dead.push_back(id);
   }
   for (WorkerId id : dead) remove_worker(id);
   for (WorkerId id : due) {

@@ -79,7 +79,21 @@ class Scheduler {
   struct Outstanding {
     Block block;
     std::vector<AttemptId> attempts;
+    int copy_index = 0;      // 0: not a copy candidate, 1: in m_copy_known, 2: in m_copy_unknown
+    Seconds copy_key = 0;    // its key there: expected finish, or first assignment time
   };
+  // Copy candidates (1 <= holders < max_copies), ordered so that assign_copy() finds the one
+  // expected to finish last without scanning every outstanding block (the simulator drains
+  // 20,000 blocks into 10,000 idle workers). Known: by the first holder's expected finish,
+  // largest last, ties to the smaller id; unknown speed: by first assignment, oldest first.
+  struct LaterFinishLast {
+    bool operator()(const std::pair<Seconds, BlockId>& a, const std::pair<Seconds, BlockId>& b) const {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    }
+  };
+  std::set<std::pair<Seconds, BlockId>, LaterFinishLast> m_copy_known;
+  std::set<std::pair<Seconds, BlockId>> m_copy_unknown;
+  void index_copy_candidate(BlockId id);
   struct Worker {
     WorkerId id = 0;
     int threads = 1;
@@ -121,6 +135,7 @@ class Scheduler {
   std::vector<PolicyDecision> m_decisions;
   std::set<std::pair<Seconds, WorkerId>> m_deadlines;
   int m_total_threads = 0;
+
   BlockId m_next_block_id = 1;
   AttemptId m_next_attempt = 1;
   uint64_t m_completed_blocks = 0;

@@ -18,7 +18,7 @@ PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const Previ
   rt::RenderSettings& s = small.settings;
   s.width = std::max(1, desc.settings.width / std::max(1, preview.scale));
   s.height = std::max(1, desc.settings.height / std::max(1, preview.scale));
-  s.spp = std::clamp(preview.spp, 1, desc.settings.spp);
+  s.spp = preview.spp > 0 ? std::clamp(preview.spp, 1, desc.settings.spp) : std::min(desc.settings.spp, 8);
   const int threads = preview.threads > 0 ? preview.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   rt::LoadOptions load;

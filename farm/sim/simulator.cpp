@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <queue>
@@ -10,7 +11,7 @@
 
 #include "master/link_estimate.h"
 #include "master/run_stats.h"
-#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_trace.h"
 
 namespace farm {
 
@@ -89,7 +90,7 @@ struct SimWorker {
 class Simulation {
  public:
   Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs, const SimOptions& o)
-      : m_costs(costs), m_o(o), m_scheduler(o.scheduler), m_rng(o.seed) {
+      : m_costs(costs), m_o(o), m_scheduler(o.scheduler, o.trace), m_rng(o.seed) {
     m_workers.reserve(specs.size());
     for (const SimWorkerSpec& s : specs) {
       SimWorker w;
@@ -126,6 +127,7 @@ class Simulation {
     r.late_results = m_scheduler.late_results();
     for (const PolicyDecision& d : m_scheduler.decisions()) r.halvings += d.to_size < d.from_size;
     r.dead_workers = m_dead;
+    r.longest_block_cost = m_longest;
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     r.stats_json = m_stats.json(m_scheduler, r.makespan, summary(r));
     return r;
@@ -344,6 +346,9 @@ class Simulation {
     m_stats.result(id, m.attempt, m_now, m.render, m.queued, m.bytes, 0, accepted);
     if (!accepted) return;
     m_last_accept = m_now;
+    Block in_map = reply.block;
+    in_map.frame = std::min(in_map.frame, m_costs.frames());
+    m_longest = std::max(m_longest, m_costs.cost(in_map));
     for (const Cancel& c : reply.cancels) {
       m_stats.cancelled(c.attempt);
       Message out = message(Msg::cancel);
@@ -363,8 +368,11 @@ class Simulation {
 
   void schedule_tick() {
     double d = m_scheduler.next_deadline();
+    // A deadline that tick() left in the past would re-fire at the same instant forever:
+    // virtual time must move on, as real time does for the master.
+    if (d <= m_now) d = std::nextafter(m_now, k_never);
     if (d < m_tick_at && d < k_never) {
-      m_tick_at = std::max(d, m_now);
+      m_tick_at = d;
       push(m_tick_at, Ev::tick, 0);
     }
   }
@@ -392,7 +400,7 @@ class Simulation {
 
   const CostMap& m_costs;
   SimOptions m_o;
-  Scheduler m_scheduler;
+  TracedScheduler m_scheduler;
   RunStats m_stats;
   std::mt19937_64 m_rng;
   std::vector<SimWorker> m_workers;
@@ -403,6 +411,7 @@ class Simulation {
   double m_tick_at = k_never;
   double m_now = 0;
   double m_last_accept = 0;
+  double m_longest = 0;
   double m_first_assignment = k_never;
   uint64_t m_seq = 0, m_count = 0, m_dead = 0;
 };

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct SimOptions {
   double time_limit = 1e7;          // virtual seconds before giving up (a stuck cluster)
   std::string scene_label = "simulated";
   int spp = 0;                      // for the stats only
+  std::ostream* trace = nullptr;    // every scheduler call (scheduler/scheduler_trace.h)
 };
 
 struct SimResult {
@@ -41,6 +43,7 @@ struct SimResult {
   uint64_t events = 0;
   double wall_seconds = 0;     // real time the simulation took
   uint64_t blocks = 0, reassignments = 0, late_results = 0, halvings = 0, dead_workers = 0;
+  double longest_block_cost = 0;  // the costliest accepted block, seconds at speed 1
   std::string stats_json;      // the same format as `farm master --stats`
   double window() const { return makespan - first_assignment; }
 };

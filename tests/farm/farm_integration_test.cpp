@@ -15,6 +15,7 @@
 
 #include "../test_paths.h"
 #include "process.h"
+#include "scheduler/scheduler_trace.h"
 
 namespace fs = std::filesystem;
 using test_process::Child;
@@ -298,4 +299,21 @@ TEST_CASE("farm: a scene the workers cannot load ends the local render with an e
   CHECK_FALSE(fs::exists(out));
   // farm single reports the same scene as bad input.
   CHECK(test_process::run({k_farm, "single", f.path("bad.toml"), "-o", out}, out + ".single.log") == 2);
+}
+
+TEST_CASE("farm: the master's scheduler trace replays to the same assignments and decisions") {
+  // The same calls fed to a fresh scheduler must give the same blocks, outcomes and halvings:
+  // the check behind "the simulator and the master decide alike for the same events".
+  Fixture f("farm_trace", 48);  // slow enough per block for a 1 ms waiting time to halve
+  const std::string out = f.path("farm.png"), trace = f.path("trace.txt"), stats = f.path("stats.json");
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", out, "--workers", "2", "--threads", "1", "--block", "32",
+                             "--policy", "seed", "--wait", "0.001", "--trace", trace, "--stats", stats},
+                            f.path("render.log")) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::ifstream in(trace);
+  REQUIRE(in);
+  CHECK(farm::replay_trace(in) == "");
+  std::ifstream st(stats);
+  std::string json((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"reason\"") != std::string::npos);  // the trace held halvings to check
 }

@@ -334,3 +334,26 @@ TEST_CASE("scheduler: a released lease puts its block back at the front of the p
   s.release(2, 12345);  // unknown worker and lease: nothing happens
   CHECK(cov.exact());
 }
+
+TEST_CASE("scheduler: a deadline reached by rounding is acted on, never left in the past") {
+  // last_seen + limit can be <= now while now - last_seen < limit; the simulator once spun
+  // forever on such a deadline. Find such a time and check the worker is declared dead there.
+  SchedulerConfig c = config(64, 64, 32);
+  c.heartbeat_interval = 0.1;
+  c.liveness = 3;
+  const double limit = c.heartbeat_interval * c.liveness;
+  double seen = -1;
+  for (int k = 1; k < 100000 && seen < 0; ++k) {
+    double t = k * 0.001;
+    double deadline = t + limit;
+    if (deadline - t < limit) seen = t;
+  }
+  REQUIRE(seen > 0);
+  Scheduler s(c);
+  s.worker_joined(1, seen, 1);
+  const double now = seen + limit;
+  CHECK(s.next_deadline() <= now);
+  std::vector<WorkerId> dead = s.tick(now);
+  CHECK(dead == std::vector<WorkerId>{1});
+  CHECK(s.next_deadline() > now);
+}

@@ -68,17 +68,21 @@ def best_config(data, rows, keys):
 
 def simulator_sections(results_dir):
     """The simulator's result pages (tools/sim/*.py), each demoted one heading level."""
-    out = []
-    for name, folder in (("validation.md", "sim"), ("scale_study.md", "sim"), ("cost_map_scaling.md", "")):
+    out = ["## Simulator and run-time prediction\n\n`farm sim` drives the real scheduler in virtual time "
+           "(README: `farm sim`, `farm plan`); these pages come from tools/sim/*.py and "
+           "tools/bench/cost_map_scaling.py.\n"]
+    for name, folder in (("validation.md", "sim"), ("plan_check.md", "sim"), ("scale_study.md", "sim"),
+                         ("cost_map_scaling.md", "")):
         part = os.path.join(results_dir, folder, name)
         if not os.path.exists(part):
             continue
         text = open(part).read()
         if folder:
             text = text.replace("](plots/", f"]({folder}/plots/")
-        lines = ["#" + line if line.startswith("#") else line for line in text.splitlines()]
+        lines = ["#" * (2 if line.startswith("# ") else 1) + line if line.startswith("#") else line
+                 for line in text.splitlines()]
         out.append("\n".join(lines) + "\n")
-    return out
+    return out if len(out) > 1 else []
 
 
 def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):

@@ -8,8 +8,9 @@ file describing the same workers; predicted against measured render window.
 What the simulator is told (all measured beforehand, none taken from the run it predicts):
   - costs: a cost map of the same scene and settings from `farm single --threads 1 --cost-map`
     at full speed (speed 1.0 = one unthrottled core);
-  - speeds: each CPU quota's speed measured with `farm single` (calibration, not the run);
-  - startup: a worker's start-to-join time measured once at full speed, divided by its speed;
+  - speeds: one calibration job per CPU quota with a single worker (cost map total / the
+    worker's summed block render times), not the runs predicted;
+  - startup: the fastest calibration worker's start-to-join time, divided by each speed;
   - result size: the compressed/raw ratio of that same calibration run;
   - latency: the proxy's configured one-way delay plus its measured floor (1.25 ms per direction,
     results/net_proxy_check.md); loopback 0.05 ms.
@@ -94,22 +95,25 @@ def main():
     cost_map = os.path.join(out_dir, f"chess2_{w}x{h}_spp{spp}.costmap")
     subprocess.run([args.farm, "single", scene, "-o", os.path.join(tmp, "map.png"), "--threads", "1",
                     "--cost-map", cost_map] + size, check=True, stdout=subprocess.DEVNULL)
-    # 2. Speeds of the quotas, from `farm single` on a small image.
+    # 2. Speeds of the quotas: one farm job with one worker under each quota (a separate
+    # calibration run). A worker is slower than `farm single` under the same quota: its network
+    # and ZeroMQ threads spend from the same CPU budget, and CFS throttles the whole group.
+    with open(cost_map) as f:
+        next(f)
+        next(f)
+        next(f)
+        map_total = sum(float(x) for line in f for x in line.split())
     speeds = {}
-    cal = ["--width", "160", "--height", "120", "--spp", "8"]
-    base = statistics.median(runner.single(scene, cal, os.path.join(tmp, "c.png"), os.path.join(tmp, "c.json"),
-                                           speed=1.0)["seconds"]["render"] for _ in range(2))
-    for cores in sorted({c for _, cs, *_ in configs for c in cs}):
-        t = statistics.median(runner.single(scene, cal, os.path.join(tmp, "c.png"), os.path.join(tmp, "c.json"),
-                                            speed=cores)["seconds"]["render"] for _ in range(2))
-        speeds[cores] = base / t
-        print(f"speed of {cores:g} cores: {speeds[cores]:.3f}")
-    # 3. Start-to-join time at full speed (a separate run, not one of those predicted).
-    st = runner.farm_run(scene, size + ["--policy", "fixed", "--block", "32"], os.path.join(tmp, "j.png"),
-                         os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(1.0)]))
-    startup_full = max(0.05, min(w_["joined"] for w_ in st["workers"]))
-    acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-    payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
+    startup_full, payload_ratio = None, None
+    for cores in sorted({c for _, cs, *_ in configs for c in cs}, reverse=True):
+        st = runner.farm_run(scene, size + ["--policy", "fixed", "--block", "32"], os.path.join(tmp, "j.png"),
+                             os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(cores)]))
+        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+        speeds[cores] = map_total / sum(b["render_seconds"] for b in acc)
+        if startup_full is None:  # the fastest node: its start-to-join time and the payload ratio
+            startup_full = max(0.05, min(w_["joined"] for w_ in st["workers"])) * speeds[cores]
+            payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
+        print(f"speed of a worker on {cores:g} cores: {speeds[cores]:.3f}")
     print(f"worker start-to-join at full speed: {startup_full:.3f} s; zstd payload ratio {payload_ratio:.3f}")
 
     rows = []
@@ -149,7 +153,7 @@ def main():
     with open(os.path.join(out_dir, "validation.md"), "w") as f:
         f.write(f"## Simulator against real runs\n\nCommand: `{cmd}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \n"
                 f"chess2 {w}x{h}, {spp} spp; real runs: median of {reps}; predictions: median of 3 seeds. Speeds "
-                f"measured: " + ", ".join(f"{c:g} cores = {s:.3f}" for c, s in sorted(speeds.items()))
+                f"of one worker on a quota (calibration jobs): " + ", ".join(f"{c:g} cores = {s:.3f}" for c, s in sorted(speeds.items()))
                 + f"; start-to-join at full speed {startup_full:.2f} s; compressed/raw payload {payload_ratio:.3f}.\n\n"
                 "| configuration | cores | network | policy | block | wait | measured window (s) | range | predicted (s) "
                 "| error |\n|" + "---|" * 10 + "\n")

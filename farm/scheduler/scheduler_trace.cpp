@@ -1,0 +1,177 @@
+#include "scheduler/scheduler_trace.h"
+
+#include <cstdio>
+#include <istream>
+#include <ostream>
+#include <sstream>
+
+namespace farm {
+
+namespace {
+
+// Exact text for a double: a replayed time must be bit-identical to the recorded one.
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string block_text(const Block& b) {
+  std::ostringstream o;
+  o << b.frame << ' ' << b.x << ' ' << b.y << ' ' << b.width << ' ' << b.height;
+  return o.str();
+}
+
+std::string assignments_text(const std::vector<Assignment>& as) {
+  std::ostringstream o;
+  o << as.size();
+  for (const Assignment& a : as)
+    o << " [" << a.attempt << ' ' << a.block_id << ' ' << block_text(a.block) << ' ' << a.is_copy << ']';
+  return o.str();
+}
+
+std::string reply_text(const ResultReply& r) {
+  std::ostringstream o;
+  o << (r.outcome == ResultOutcome::accepted ? "accepted " : "late ") << r.block_id << ' ' << block_text(r.block);
+  for (const Cancel& c : r.cancels) o << " [" << c.worker << ' ' << c.attempt << ']';
+  return o.str();
+}
+
+std::string ids_text(const std::vector<WorkerId>& ids) {
+  std::ostringstream o;
+  o << ids.size();
+  for (WorkerId id : ids) o << ' ' << id;
+  return o.str();
+}
+
+std::string decisions_since(const Scheduler& s, size_t& written) {
+  std::ostringstream o;
+  const auto& d = s.decisions();
+  for (; written < d.size(); ++written)
+    o << " [" << num(d[written].time) << ' ' << d[written].worker << ' ' << d[written].from_size << ' '
+      << d[written].to_size << ']';
+  return o.str();
+}
+
+std::string config_text(const SchedulerConfig& c) {
+  std::ostringstream o;
+  o << "config " << c.width << ' ' << c.height << ' ' << c.block_size << ' ' << c.min_block << ' ' << num(c.base_wait)
+    << ' ' << c.max_copies << ' ' << static_cast<int>(c.policy) << ' ' << num(c.heartbeat_interval) << ' '
+    << c.liveness << ' ' << num(c.result_bytes_per_pixel) << ' ' << c.frames.size();
+  for (int f : c.frames) o << ' ' << f;
+  return o.str();
+}
+
+bool parse_config(std::istringstream& in, SchedulerConfig& c) {
+  int policy = 0;
+  size_t frames = 0;
+  in >> c.width >> c.height >> c.block_size >> c.min_block >> c.base_wait >> c.max_copies >> policy >>
+      c.heartbeat_interval >> c.liveness >> c.result_bytes_per_pixel >> frames;
+  if (!in || policy < 0 || policy > 2 || frames == 0 || frames > 1'000'000) return false;
+  c.policy = static_cast<PolicyKind>(policy);
+  c.frames.resize(frames);
+  for (int& f : c.frames) in >> f;
+  return static_cast<bool>(in);
+}
+
+}  // namespace
+
+TracedScheduler::TracedScheduler(SchedulerConfig config, std::ostream* trace)
+    : Scheduler(std::move(config)), m_trace(trace) {
+  if (m_trace) *m_trace << config_text(this->config()) << '\n';
+}
+
+void TracedScheduler::write(const std::string& inputs, const std::string& outputs) {
+  if (!m_trace) {
+    m_decisions_written = decisions().size();
+    return;
+  }
+  *m_trace << inputs << " : " << outputs << " ;" << decisions_since(*this, m_decisions_written) << '\n';
+}
+
+void TracedScheduler::worker_joined(WorkerId worker, Seconds now, int threads) {
+  Scheduler::worker_joined(worker, now, threads);
+  if (m_trace) write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads), "");
+}
+
+void TracedScheduler::worker_left(WorkerId worker, Seconds now) {
+  Scheduler::worker_left(worker, now);
+  if (m_trace) write("L " + num(now) + ' ' + std::to_string(worker), "");
+}
+
+void TracedScheduler::heard_from(WorkerId worker, Seconds now) {
+  Scheduler::heard_from(worker, now);
+  if (m_trace) write("H " + num(now) + ' ' + std::to_string(worker), "");
+}
+
+void TracedScheduler::network_sample(WorkerId worker, Seconds rtt, double bytes_per_second) {
+  Scheduler::network_sample(worker, rtt, bytes_per_second);
+  if (m_trace) write("N " + std::to_string(worker) + ' ' + num(rtt) + ' ' + num(bytes_per_second), "");
+}
+
+std::vector<Assignment> TracedScheduler::request(WorkerId worker, Seconds now, int credits) {
+  std::vector<Assignment> out = Scheduler::request(worker, now, credits);
+  if (m_trace)
+    write("R " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(credits), assignments_text(out));
+  return out;
+}
+
+void TracedScheduler::release(WorkerId worker, AttemptId attempt) {
+  Scheduler::release(worker, attempt);
+  if (m_trace) write("X " + std::to_string(worker) + ' ' + std::to_string(attempt), "");
+}
+
+ResultReply TracedScheduler::result(WorkerId worker, AttemptId attempt, Seconds now) {
+  ResultReply r = Scheduler::result(worker, attempt, now);
+  if (m_trace) write("S " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(attempt), reply_text(r));
+  return r;
+}
+
+std::vector<WorkerId> TracedScheduler::tick(Seconds now) {
+  std::vector<WorkerId> dead = Scheduler::tick(now);
+  if (m_trace) write("T " + num(now), ids_text(dead));
+  return dead;
+}
+
+std::string replay_trace(std::istream& trace) {
+  std::string line;
+  if (!std::getline(trace, line)) return "empty trace";
+  std::istringstream head(line);
+  std::string word;
+  head >> word;
+  SchedulerConfig config;
+  if (word != "config" || !parse_config(head, config)) return "line 1: not a scheduler trace header";
+  Scheduler s(config);
+  size_t decisions = 0;
+  for (int n = 2; std::getline(trace, line); ++n) {
+    const size_t colon = line.find(" : ");
+    if (colon == std::string::npos) return "line " + std::to_string(n) + ": no ' : ' separator";
+    std::istringstream in(line.substr(0, colon));
+    char op = 0;
+    in >> op;
+    double t = 0, x = 0, y = 0;
+    WorkerId id = 0;
+    long long k = 0;
+    AttemptId attempt = 0;
+    std::string got;
+    switch (op) {
+      case 'J': in >> t >> id >> k; s.worker_joined(id, t, static_cast<int>(k)); break;
+      case 'L': in >> t >> id; s.worker_left(id, t); break;
+      case 'H': in >> t >> id; s.heard_from(id, t); break;
+      case 'N': in >> id >> x >> y; s.network_sample(id, x, y); break;
+      case 'R': in >> t >> id >> k; got = assignments_text(s.request(id, t, static_cast<int>(k))); break;
+      case 'X': in >> id >> attempt; s.release(id, attempt); break;
+      case 'S': in >> t >> id >> attempt; got = reply_text(s.result(id, attempt, t)); break;
+      case 'T': in >> t; got = ids_text(s.tick(t)); break;
+      default: return "line " + std::to_string(n) + ": unknown operation '" + std::string(1, op) + "'";
+    }
+    if (!in) return "line " + std::to_string(n) + ": cannot read the call's inputs";
+    const std::string replayed = got + " ;" + decisions_since(s, decisions);
+    const std::string recorded = line.substr(colon + 3);
+    if (replayed != recorded)
+      return "line " + std::to_string(n) + ": recorded '" + recorded + "', replay gave '" + replayed + "'";
+  }
+  return "";
+}
+
+}  // namespace farm
