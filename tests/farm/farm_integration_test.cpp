@@ -317,3 +317,37 @@ TEST_CASE("farm: the master's scheduler trace replays to the same assignments an
   std::string json((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
   CHECK(json.find("\"reason\"") != std::string::npos);  // the trace held halvings to check
 }
+
+TEST_CASE("farm: plan recommends settings, master --auto uses them, a bad cluster file is refused") {
+  Fixture f("farm_plan", 8);
+  const std::string cluster = f.path("cluster.toml");
+  {
+    std::ofstream c(cluster);
+    c << "[[group]]\ncount = 2\nspeed = [0.5, 1.0]\nlatency_ms = 1\n";
+  }
+  const std::string plan_log = f.path("plan.log");
+  REQUIRE(test_process::run({k_farm, "plan", f.scene, "--cluster", cluster, "--threads", "1"}, plan_log) == 0);
+  std::ifstream pl(plan_log);
+  std::string text((std::istreambuf_iterator<char>(pl)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("Recommended: --policy ") != std::string::npos);
+  CHECK(text.find("predicted render window") != std::string::npos);
+
+  const std::string out = f.path("auto.png");
+  auto master = start_master(f, out, {"--auto", cluster});
+  auto worker = start_worker(f, endpoint_from(*master), "auto-worker");
+  CHECK(master->wait(60) == 0);
+  CHECK(worker->wait(20) == 0);
+  CHECK(master->log().find("--auto chose --policy") != std::string::npos);
+  CHECK(test_process::same_file(out, f.reference));
+
+  {
+    std::ofstream c(cluster);
+    c << "[[group]]\ncount = 2\nsped = 1\n";
+  }
+  REQUIRE(test_process::run({k_farm, "plan", f.scene, "--cluster", cluster}, plan_log) == 2);
+  std::ifstream bad(plan_log);
+  std::string err((std::istreambuf_iterator<char>(bad)), std::istreambuf_iterator<char>());
+  CHECK(err.find("cluster.toml:3") != std::string::npos);
+  CHECK(err.find("speed") != std::string::npos);
+}
