@@ -17,6 +17,7 @@ packages=(
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)
   python3 python3-matplotlib        # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
+  clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)
 )
 
 missing=()

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan, tests/fuzz) into build-fuzz/ and runs each
+# for SECONDS (default 30), starting from the seed corpora in tests/fuzz/corpus. Writes a
+# summary (executions, corpus size, findings) to OUT (default build-fuzz/fuzz.md; the committed
+# figures are in results/fuzz.md). Exits 1 if any target found a crash, leak or timeout: its
+# input is kept in build-fuzz/findings/<target>/ and becomes a regression test.
+#   bash tools/fuzz.sh [SECONDS] [OUT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+out=${2:-build-fuzz/fuzz.md}
+bash tools/setup.sh >/dev/null
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DFARM_FUZZERS=ON -DFARM_TESTS=OFF >/dev/null
+targets=(fuzz_protocol fuzz_scene fuzz_cluster fuzz_cost_map fuzz_mesh)
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+status=0
+{
+  echo "# Fuzzing"
+  echo
+  echo "Command: \`bash tools/fuzz.sh $seconds\`  "
+  echo "Date: $(date -u '+%Y-%m-%d %H:%M') UTC; clang 14, libFuzzer + ASan + UBSan; $seconds s per target, one process each."
+  echo
+  echo "| target | executions | exec/s | corpus (files) | new coverage features | findings |"
+  echo "|---|---|---|---|---|---|"
+} > "$out"
+for t in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$t
+  findings=build-fuzz/findings/$t
+  mkdir -p "$corpus" "$findings"
+  cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null || true
+  log=build-fuzz/$t.log
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
+    ./build-fuzz/tests/fuzz/$t "$corpus" -max_total_time="$seconds" -timeout=10 -seed=1 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" > "$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  features=$(grep -o 'stat::new_units_added: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  files=$(ls "$corpus" | wc -l)
+  found=$(ls "$findings" | wc -l)
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    status=1
+    echo "fuzz: $t FOUND a problem (exit $rc); inputs in $findings, log $log" >&2
+    grep -m3 -E "ERROR|SUMMARY|Deadly|timeout" "$log" >&2 || true
+  fi
+  echo "| $t | $execs | $rate | $files | $features | $found |" >> "$out"
+  echo "fuzz: $t: $execs executions ($rate/s), corpus $files, findings $found"
+done
+echo "fuzz: summary in $out"
+exit $status
