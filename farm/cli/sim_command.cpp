@@ -9,7 +9,6 @@
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "scene/scene_desc.h"
-#include "scheduler/policy.h"
 #include "sim/simulator.h"
 
 namespace farm {
@@ -47,13 +46,7 @@ SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
   c.height = map.height();
   c.frames.clear();
   for (int f = 1; f <= map.frames(); ++f) c.frames.push_back(f);
-  c.block_size = o.scheduling.block;
-  c.min_block = o.scheduling.min_block;
-  c.base_wait = o.scheduling.wait;
-  c.max_copies = o.scheduling.max_copies;
-  c.policy = parse_policy(o.scheduling.policy).value_or(PolicyKind::seed);
-  c.heartbeat_interval = o.heartbeat_interval;
-  c.liveness = o.liveness;
+  apply_scheduling(o.scheduling, o.heartbeat_interval, o.liveness, c);
   c.result_bytes_per_pixel = o.bytes_per_pixel;
   s.bytes_per_pixel = o.bytes_per_pixel;
   s.payload_ratio = o.payload_ratio;

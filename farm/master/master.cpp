@@ -120,13 +120,7 @@ bool Master::setup() {
   c.width = s.width;
   c.height = s.height;
   c.frames = m_frames;
-  c.block_size = m_o.scheduling.block;
-  c.min_block = m_o.scheduling.min_block;
-  c.base_wait = m_o.scheduling.wait;
-  c.max_copies = m_o.scheduling.max_copies;
-  c.policy = parse_policy(m_o.scheduling.policy).value_or(PolicyKind::seed);
-  c.heartbeat_interval = m_o.heartbeat_interval;
-  c.liveness = m_o.liveness;
+  apply_scheduling(m_o.scheduling, m_o.heartbeat_interval, m_o.liveness, c);
   c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
   if (!m_o.trace_path.empty()) {
     m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
@@ -456,6 +450,16 @@ int run_master(const MasterOptions& options) {
     spdlog::error("master failed: {}", e.what());
     return k_exit_failure;
   }
+}
+
+void apply_scheduling(const SchedulingOptions& o, double heartbeat_interval, int liveness, SchedulerConfig& c) {
+  c.block_size = o.block;
+  c.min_block = o.min_block;
+  c.base_wait = o.wait;
+  c.max_copies = o.max_copies;
+  c.policy = parse_policy(o.policy).value_or(PolicyKind::seed);
+  c.heartbeat_interval = heartbeat_interval;
+  c.liveness = liveness;
 }
 
 }  // namespace farm

@@ -43,6 +43,10 @@ struct MasterOptions {
 // Runs one job to completion. Returns the process exit code (0 ok, 1 failure, 2 bad input).
 int run_master(const MasterOptions& options);
 
+// The scheduler's settings from the command line's; image size, frames and payload size are
+// the caller's. Shared by the master and `farm sim` so both schedule alike.
+void apply_scheduling(const SchedulingOptions& options, double heartbeat_interval, int liveness, SchedulerConfig& config);
+
 // Identifies this build to peers (compile time + version), for Hello/Welcome checks.
 std::string farm_build_id();
 
