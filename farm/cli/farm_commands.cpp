@@ -40,12 +40,32 @@ void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o) {
   cmd.add_option("--policy", o.policy, "Block-size policy")->check(CLI::IsMember({"fixed", "seed", "adaptive"}));
 }
 
+// The journal of accepted blocks (master/journal.h) and resuming from it.
+void add_journal_options(CLI::App& cmd, MasterOptions& o) {
+  cmd.add_option("--journal", o.journal_path, "Where accepted blocks are made durable (default: OUTPUT.journal)");
+  CLI::Option* none = cmd.add_flag("!--no-journal", o.journal, "Keep no journal (a crash then loses the work done)");
+  CLI::Option* resume = cmd.add_flag(
+      "--resume", o.resume, "Continue the job recorded in the journal after a crash (starts from the beginning if there is none)");
+  CLI::Option* fresh = cmd.add_flag("--fresh", o.fresh, "Discard the journal of an unfinished job and start over");
+  resume->excludes(fresh);
+  resume->excludes(none);
+  cmd.add_flag("--keep-journal", o.keep_journal, "Keep the journal after success (check it with `farm journal`)");
+  cmd.add_option("--journal-sync", o.journal_sync, "Seconds between fdatasyncs of the journal (0 = after every block)")
+      ->check(CLI::Range(0.0, 60.0));
+}
+
 void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   MasterOptions& o = mo.master;
   CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
   add_render_options(*cmd, o.render);
   add_scheduling_options(*cmd, o.scheduling);
-  cmd->add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one)");
+  cmd->add_option("--bind", o.bind,
+                  "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
+                  "--allow, or --insecure");
+  cmd->add_option("--key", o.key_path, "The master's key pair (from `farm keygen`); required unless --bind is loopback");
+  cmd->add_option("--allow", o.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
+  cmd->add_flag("--insecure", o.insecure, "Serve a non-loopback endpoint without encryption or authentication");
+  add_journal_options(*cmd, o);
   cmd->add_option("--stats", o.stats_path, "Write run statistics (per worker, per block, decisions) as JSON");
   cmd->add_option("--tile-map", o.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
@@ -54,6 +74,8 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
   cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
   cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("--compress,!--no-compress", o.compress,
                 "zstd-compress result pixels (default on: 2-4x faster on slow links, no loss on loopback)");
 }
@@ -61,6 +83,9 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
 void add_worker_command(CLI::App& app, WorkerOptions& o) {
   CLI::App* cmd = app.add_subcommand("worker", "Render blocks for a master");
   cmd->add_option("--connect", o.connect, "Master endpoint, e.g. tcp://host:5555")->required();
+  cmd->add_option("--key", o.key_path, "This worker's key pair (from `farm keygen`); required unless --connect is loopback");
+  cmd->add_option("--master-key", o.master_key_path, "The master's public key (its .pub): only that master is trusted");
+  cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");
   cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
@@ -73,12 +98,15 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--protocol-version", o.protocol_version, "Pretend to speak this protocol version (testing)")
       ->group("");
   cmd->add_flag("--null-render", o.null_render, "Return black blocks at once (benchmarks of farm overhead)")->group("");
+  cmd->add_option("--hang-after", o.hang_after, "Hang the render thread on the block after N until cancelled (testing)")
+      ->group("");
 }
 
 void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("render", "Render on this machine with a local master and local workers");
   add_render_options(*cmd, o.master.render);
   add_scheduling_options(*cmd, o.master.scheduling);
+  add_journal_options(*cmd, o.master);
   cmd->add_option("--workers", o.workers, "Local worker processes")->check(CLI::Range(1, 256));
   cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(CLI::Range(0, 4096));
   cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(CLI::Range(0, 1024));

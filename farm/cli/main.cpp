@@ -4,6 +4,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
+#include "cli/journal_command.h"
+#include "cli/keygen_command.h"
 #include "cli/plan_command.h"
 #include "cli/sim_command.h"
 #include "cli/single_command.h"
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
   farm::add_sim_command(app, sim);
   farm::PlanCommandOptions plan;
   farm::add_plan_command(app, plan);
+  farm::JournalCommandOptions journal;
+  farm::add_journal_command(app, journal);
+  farm::KeygenOptions keygen;
+  farm::add_keygen_command(app, keygen);
 
   try {
     app.parse(argc, argv);
@@ -45,6 +51,8 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("worker")) return farm::run_worker_command(worker);
   if (app.got_subcommand("sim")) return farm::run_sim_command(sim);
   if (app.got_subcommand("plan")) return farm::run_plan_command(plan);
+  if (app.got_subcommand("journal")) return farm::run_journal_command(journal);
+  if (app.got_subcommand("keygen")) return farm::run_keygen_command(keygen);
   if (app.got_subcommand("render")) {
     // Local workers are this same binary.
     char self[PATH_MAX];

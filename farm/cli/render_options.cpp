@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "image/image_io.h"
+
 namespace farm {
 
 void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
@@ -55,6 +57,14 @@ std::string output_path_for_frame(const std::string& path, int frame, bool numbe
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "_%04d", frame);
   return (p.parent_path() / (p.stem().string() + suffix + p.extension().string())).string();
+}
+
+void check_output_path(const std::string& path) {
+  rt::image_format_for(path);
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
+    throw std::invalid_argument("output folder '" + dir.string() + "' does not exist");
+  }
 }
 
 }  // namespace farm

@@ -33,6 +33,10 @@ rt::SceneDesc load_scene_desc(const RenderOptions& options);
 std::vector<int> frames_to_render(const RenderOptions& options, const rt::SceneDesc& desc);
 
 // Output file for `frame`: the path itself for a single frame, else name_0001.ext.
+// Fails before any work if the output cannot possibly be written (format, folder); throws
+// std::invalid_argument naming what is wrong.
+void check_output_path(const std::string& path);
+
 std::string output_path_for_frame(const std::string& path, int frame, bool numbered);
 
 }  // namespace farm

@@ -24,15 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// Fails before any work if the output cannot possibly be written.
-void check_output_path(const std::string& path) {
-  rt::image_format_for(path);
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty() && !std::filesystem::is_directory(dir)) {
-    throw std::invalid_argument("output folder '" + dir.string() + "' does not exist");
-  }
-}
-
 // Renders every frame into `framebuffer`, writing each to its file; with a cost map, tile by
 // tile with every tile's cost measured (same pixels). Returns the wall seconds of rendering.
 double render_frames(const SingleOptions& o, const rt::Scene& scene, const std::vector<int>& frames,

@@ -23,15 +23,28 @@ struct SchedulingOptions {
 struct MasterOptions {
   RenderOptions render;
   SchedulingOptions scheduling;
-  std::string bind = "tcp://*:5555";
+  std::string bind = "tcp://*:5555";  // not loopback: needs key_path + allow_path, or insecure
+  // CURVE (farm/security): the master's key pair file and the workers' public keys that may
+  // connect (a .pub, a folder of .pub files or a list). Required off loopback unless insecure.
+  std::string key_path;
+  std::string allow_path;
+  bool insecure = false;  // plaintext on a non-loopback endpoint, on purpose
   std::string stats_path;
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds
   std::string trace_path;     // every scheduler call and its outputs (scheduler/scheduler_trace.h)
   double heartbeat_interval = 1.0;  // seconds; zguide's Paranoid Pirate uses 1 s
   int liveness = 3;                 // missed heartbeats before a peer is dead
+  double give_up_after = 0;         // > 0: fail after this many seconds without any live worker
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's
+  // The journal (master/journal.h): accepted blocks made durable, for --resume after a crash.
+  bool journal = true;
+  std::string journal_path;   // empty = the output path + ".journal"
+  bool resume = false;        // continue the job recorded in the journal (fresh start if none)
+  bool fresh = false;         // discard the journal of an unfinished job instead of refusing
+  bool keep_journal = false;  // keep it after success (audits with `farm journal`)
+  double journal_sync = 0.2;  // seconds between fdatasyncs (every record is written at once)
   // Called once the socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string&)> on_bound;
   // Polled by the loop; setting it aborts the job (exit code 1).
@@ -46,6 +59,9 @@ int run_master(const MasterOptions& options);
 // The scheduler's settings from the command line's; image size, frames and payload size are
 // the caller's. Shared by the master and `farm sim` so both schedule alike.
 void apply_scheduling(const SchedulingOptions& options, double heartbeat_interval, int liveness, SchedulerConfig& config);
+
+// Where the journal of a job writing `output_path` lives by default.
+std::string default_journal_path(const std::string& output_path);
 
 // Identifies this build to peers (compile time + version), for Hello/Welcome checks.
 std::string farm_build_id();

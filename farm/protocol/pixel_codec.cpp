@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "image/image_io.h"
@@ -37,6 +38,15 @@ std::string decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncod
   size_t expected = n * bytes_per_pixel(encoding);
   if (wire.size() != expected) {
     return "pixel payload has " + std::to_string(wire.size()) + " bytes, expected " + std::to_string(expected);
+  }
+  if (encoding == PixelEncoding::float32) {
+    // The renderer never produces NaN or infinity (it drops non-finite samples), so such a
+    // value is corruption or malice and must not reach the image.
+    for (size_t i = 0; i < wire.size(); i += 4) {
+      float v;
+      std::memcpy(&v, &wire[i], 4);
+      if (!std::isfinite(v)) return "pixel " + std::to_string(i / 12) + " is not finite";
+    }
   }
   out = wire;
   return {};

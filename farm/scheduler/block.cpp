@@ -26,4 +26,16 @@ std::vector<Block> split_block(const Block& b, int max_size) {
   return out;
 }
 
+std::vector<Block> subtract_block(const Block& a, const Block& b) {
+  const int x0 = std::max(a.x, b.x), x1 = std::min(a.x + a.width, b.x + b.width);
+  const int y0 = std::max(a.y, b.y), y1 = std::min(a.y + a.height, b.y + b.height);
+  if (a.frame != b.frame || x0 >= x1 || y0 >= y1) return {a};
+  std::vector<Block> out;
+  if (y0 > a.y) out.push_back({a.frame, a.x, a.y, a.width, y0 - a.y});
+  if (x0 > a.x) out.push_back({a.frame, a.x, y0, x0 - a.x, y1 - y0});
+  if (x1 < a.x + a.width) out.push_back({a.frame, x1, y0, a.x + a.width - x1, y1 - y0});
+  if (y1 < a.y + a.height) out.push_back({a.frame, a.x, y1, a.width, a.y + a.height - y1});
+  return out;
+}
+
 }  // namespace farm

@@ -24,4 +24,9 @@ std::vector<Block> tile_frame(int frame, int image_width, int image_height, int 
 // pixel). Returns 2 or 4 pieces in row-major order, or just `b` if it already fits.
 std::vector<Block> split_block(const Block& b, int max_size);
 
+// `a` minus `b`: up to four rectangles covering exactly the pixels of `a` not in `b`
+// (the band above, the band below, then left and right of `b`). `a` itself if they do not
+// overlap or lie in different frames.
+std::vector<Block> subtract_block(const Block& a, const Block& b);
+
 }  // namespace farm

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 namespace farm {
@@ -25,6 +26,56 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
     }
   }
   m_pending_pixels = m_total_pixels;
+}
+
+void Scheduler::restore(const std::vector<Block>& completed, AttemptId next_attempt) {
+  if (!m_workers.empty() || !m_outstanding.empty() || m_completed_blocks != 0) {
+    throw std::logic_error("scheduler: restore() after the job started");
+  }
+  const int s = m_config.block_size;
+  const int columns = (m_config.width + s - 1) / s, rows = (m_config.height + s - 1) / s;
+  std::map<int, size_t> frame_index;
+  for (size_t i = 0; i < m_config.frames.size(); ++i) frame_index[m_config.frames[i]] = i;
+  // The pool still is the initial tiling: bucket each completed block under the tiles it meets.
+  std::vector<std::vector<Block>> cuts(m_pool.size());
+  for (const Block& b : completed) {
+    auto f = frame_index.find(b.frame);
+    if (f == frame_index.end() || b.width < 1 || b.height < 1 || b.x < 0 || b.y < 0 ||
+        b.x + b.width > m_config.width || b.y + b.height > m_config.height) {
+      throw std::invalid_argument("restored block lies outside the job's frames");
+    }
+    for (int ty = b.y / s; ty <= (b.y + b.height - 1) / s; ++ty)
+      for (int tx = b.x / s; tx <= (b.x + b.width - 1) / s; ++tx)
+        cuts[f->second * columns * rows + static_cast<size_t>(ty) * columns + tx].push_back(b);
+  }
+  std::deque<Block> pool;
+  for (size_t t = 0; t < m_pool.size(); ++t) {
+    std::vector<Block> pieces{m_pool[t]};
+    for (const Block& cut : cuts[t]) {
+      const Block& tile = m_pool[t];
+      const int64_t inside = int64_t{std::min(tile.x + tile.width, cut.x + cut.width) - std::max(tile.x, cut.x)} *
+                             (std::min(tile.y + tile.height, cut.y + cut.height) - std::max(tile.y, cut.y));
+      std::vector<Block> rest;
+      int64_t removed = 0;
+      for (const Block& p : pieces) {
+        std::vector<Block> left = subtract_block(p, cut);
+        removed += p.pixels();
+        for (const Block& l : left) removed -= l.pixels();
+        rest.insert(rest.end(), left.begin(), left.end());
+      }
+      // Less than the overlap with the tile: part of `cut` was already completed by another.
+      if (removed != inside) throw std::invalid_argument("restored blocks overlap");
+      pieces = std::move(rest);
+    }
+    pool.insert(pool.end(), pieces.begin(), pieces.end());
+  }
+  m_pool = std::move(pool);
+  for (const Block& b : completed) {
+    m_completed_pixels += b.pixels();
+    m_pending_pixels -= b.pixels();
+  }
+  m_restored_blocks = completed.size();
+  m_next_attempt = std::max(m_next_attempt, next_attempt);
 }
 
 void Scheduler::worker_joined(WorkerId id, Seconds now, int threads) {

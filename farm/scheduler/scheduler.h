@@ -26,6 +26,12 @@ class Scheduler {
  public:
   explicit Scheduler(SchedulerConfig config);
 
+  // Resuming a job: `completed` were committed by an earlier run (the master's journal) and
+  // leave the pool; attempt ids continue from `next_attempt` so that no lease of this run can
+  // be mistaken for one of the earlier run's. Only before any worker joined. Throws
+  // std::invalid_argument if a block leaves the image, overlaps another or is not pending.
+  void restore(const std::vector<Block>& completed, AttemptId next_attempt);
+
   // A worker said hello. `threads` is how many blocks it renders at once.
   void worker_joined(WorkerId worker, Seconds now, int threads);
   // A worker left cleanly or its connection broke: its blocks go back to the front of the pool.
@@ -61,6 +67,7 @@ class Scheduler {
   size_t pending_blocks() const { return m_pool.size(); }
   size_t outstanding_blocks() const { return m_outstanding.size(); }
   uint64_t completed_blocks() const { return m_completed_blocks; }
+  uint64_t restored_blocks() const { return m_restored_blocks; }
   int64_t total_pixels() const { return m_total_pixels; }
   int64_t completed_pixels() const { return m_completed_pixels; }
   uint64_t late_results() const { return m_late_results; }
@@ -139,6 +146,7 @@ class Scheduler {
   BlockId m_next_block_id = 1;
   AttemptId m_next_attempt = 1;
   uint64_t m_completed_blocks = 0;
+  uint64_t m_restored_blocks = 0;
   int64_t m_total_pixels = 0;
   int64_t m_completed_pixels = 0;
   int64_t m_pending_pixels = 0;

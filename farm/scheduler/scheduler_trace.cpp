@@ -89,6 +89,14 @@ void TracedScheduler::write(const std::string& inputs, const std::string& output
   *m_trace << inputs << " : " << outputs << " ;" << decisions_since(*this, m_decisions_written) << '\n';
 }
 
+void TracedScheduler::restore(const std::vector<Block>& completed, AttemptId next_attempt) {
+  Scheduler::restore(completed, next_attempt);
+  if (!m_trace) return;
+  std::string inputs = "C " + std::to_string(next_attempt) + ' ' + std::to_string(completed.size());
+  for (const Block& b : completed) inputs += ' ' + block_text(b);
+  write(inputs, "");
+}
+
 void TracedScheduler::worker_joined(WorkerId worker, Seconds now, int threads) {
   Scheduler::worker_joined(worker, now, threads);
   if (m_trace) write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads), "");
@@ -155,6 +163,21 @@ std::string replay_trace(std::istream& trace) {
     AttemptId attempt = 0;
     std::string got;
     switch (op) {
+      case 'C': {
+        in >> attempt >> k;
+        std::vector<Block> done;
+        for (long long i = 0; in && i < k && i < 100000000; ++i) {
+          Block b;
+          in >> b.frame >> b.x >> b.y >> b.width >> b.height;
+          done.push_back(b);
+        }
+        try {
+          if (in) s.restore(done, attempt);
+        } catch (const std::exception& e) {
+          return "line " + std::to_string(n) + ": " + e.what();
+        }
+        break;
+      }
       case 'J': in >> t >> id >> k; s.worker_joined(id, t, static_cast<int>(k)); break;
       case 'L': in >> t >> id; s.worker_left(id, t); break;
       case 'H': in >> t >> id; s.heard_from(id, t); break;

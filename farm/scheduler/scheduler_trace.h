@@ -19,6 +19,7 @@ class TracedScheduler : public Scheduler {
  public:
   TracedScheduler(SchedulerConfig config, std::ostream* trace);
 
+  void restore(const std::vector<Block>& completed, AttemptId next_attempt);
   void worker_joined(WorkerId worker, Seconds now, int threads);
   void worker_left(WorkerId worker, Seconds now);
   void heard_from(WorkerId worker, Seconds now);

@@ -4,8 +4,8 @@
 
 namespace farm {
 
-RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render)
-    : m_scene(scene), m_done(std::move(done)), m_null_render(null_render) {
+RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render, int hang_after)
+    : m_scene(scene), m_done(std::move(done)), m_null_render(null_render), m_hang_after(hang_after) {
   for (int i = 0; i < threads; ++i) m_threads.emplace_back([this] { loop(); });
 }
 
@@ -34,8 +34,11 @@ void RenderPool::submit(const RenderTask& task) {
 }
 
 void RenderPool::cancel(uint64_t attempt) {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  m_cancelled.insert(attempt);
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_cancelled.insert(attempt);
+  }
+  m_cv.notify_all();  // a hung test block waits for its cancel
 }
 
 size_t RenderPool::in_flight() const {
@@ -55,6 +58,10 @@ void RenderPool::loop() {
       m_queue.pop_front();
       cancelled = m_cancelled.erase(task.attempt) > 0;
       ++m_rendering;
+      if (m_hang_after >= 0 && m_started++ == m_hang_after) {
+        m_cv.wait(lock, [&] { return m_stopping || m_cancelled.count(task.attempt) > 0; });
+        cancelled = true;
+      }
     }
     RenderOutput out;
     out.task = task;

@@ -36,7 +36,9 @@ class RenderPool {
  public:
   using Done = std::function<void(RenderOutput&&)>;
   // `null_render`: return black pixels at once (benchmarks of the farm's own overhead).
-  RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render = false);
+  // `hang_after` >= 0 (tests only): the block started after that many hangs its thread until
+  // it is cancelled or the pool stops, as a render stuck in a driver or a deadlock would.
+  RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render = false, int hang_after = -1);
   ~RenderPool();
   RenderPool(const RenderPool&) = delete;
   RenderPool& operator=(const RenderPool&) = delete;
@@ -52,6 +54,8 @@ class RenderPool {
   const rt::Scene& m_scene;
   Done m_done;
   bool m_null_render = false;
+  int m_hang_after = -1;
+  int m_started = 0;
   mutable std::mutex m_mutex;
   std::condition_variable m_cv;
   std::deque<RenderTask> m_queue;

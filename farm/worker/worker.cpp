@@ -21,6 +21,8 @@
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "scene/scene.h"
+#include "security/handshake_watch.h"
+#include "security/socket_security.h"
 #include "worker/render_pool.h"
 
 namespace farm {
@@ -52,7 +54,8 @@ void apply_overrides(rt::SceneDesc& desc, const std::vector<std::string>& overri
 
 class Worker {
  public:
-  explicit Worker(const WorkerOptions& o);
+  // `curve`: CURVE keys for every (re)connect; empty = plaintext (loopback or --insecure).
+  Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve);
   ~Worker();
   int run();
 
@@ -79,7 +82,9 @@ class Worker {
   AssetCache m_cache;
   std::string m_name;
   zmq::context_t m_ctx;
+  std::optional<security::CurveClient> m_curve;
   std::unique_ptr<zmq::socket_t> m_socket;
+  security::HandshakeWatch m_handshakes{m_ctx};  // says why joining fails (refused key, ...)
   int m_event_fd = -1;
   State m_state = State::joining;
   double m_last_heard = 0;
@@ -104,7 +109,7 @@ class Worker {
   double m_last_request = -1;
 };
 
-Worker::Worker(const WorkerOptions& o)
+Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve)
     : m_o(o),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
       m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
@@ -112,6 +117,7 @@ Worker::Worker(const WorkerOptions& o)
   gethostname(host, sizeof host - 1);
   m_name = o.name.empty() ? std::string(host) + "-" + std::to_string(::getpid()) : o.name;
   m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  m_curve = std::move(curve);
 }
 
 Worker::~Worker() {
@@ -128,6 +134,8 @@ void Worker::connect() {
   m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::dealer);
   m_socket->set(zmq::sockopt::linger, 0);
   m_socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
+  if (m_curve) security::apply(*m_socket, *m_curve);
+  m_handshakes.attach(*m_socket);
   try {
     m_socket->connect(m_o.connect);
   } catch (const zmq::error_t& e) {
@@ -241,7 +249,7 @@ void Worker::finish_loading() {
     }
     uint64_t one = 1;
     (void)::write(m_event_fd, &one, sizeof one);
-  }, m_o.null_render);
+  }, m_o.null_render, m_o.hang_after);
   m_state = State::working;
   spdlog::info("scene loaded; rendering with {} thread(s)", m_threads);
   request_work();
@@ -349,6 +357,7 @@ int Worker::run() {
     } catch (const zmq::error_t&) {
       continue;
     }
+    if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("cannot join {}: {}", m_o.connect, why);
     if (items[1].revents & ZMQ_POLLIN) {
       uint64_t count;
       (void)::read(m_event_fd, &count, sizeof count);
@@ -400,10 +409,17 @@ int Worker::run() {
 }  // namespace
 
 int run_worker(const WorkerOptions& options) {
+  std::optional<security::CurveClient> curve;
+  try {
+    curve = security::client_security(options.connect, options.key_path, options.master_key_path, options.insecure);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
   try {
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     options.threads > 0 ? options.threads : tbb::info::default_concurrency());
-    return Worker(options).run();
+    return Worker(options, std::move(curve)).run();
   } catch (const std::exception& e) {
     spdlog::error("worker failed: {}", e.what());
     return k_exit_failure;

@@ -11,6 +11,11 @@ namespace farm {
 
 struct WorkerOptions {
   std::string connect;           // e.g. tcp://host:5555
+  // CURVE (farm/security): this worker's key pair file and the master's public key (pinned).
+  // Required unless `connect` is loopback or `insecure` is set.
+  std::string key_path;
+  std::string master_key_path;
+  bool insecure = false;
   int threads = 0;               // 0 = all cores
   int prefetch = 1;              // blocks requested beyond one per thread
   bool once = false;             // exit after one job instead of waiting for the next
@@ -20,6 +25,7 @@ struct WorkerOptions {
   double give_up_after = 0;      // > 0: exit 1 after this long without a master
   uint32_t protocol_version = 0; // 0 = ours; tests set another to check refusal
   bool null_render = false;      // benchmarks: black pixels at once, no ray tracing
+  int hang_after = -1;           // tests: the render thread hangs on the block after this many
   const std::atomic<bool>* stop = nullptr;
 };
 

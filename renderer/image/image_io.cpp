@@ -1,7 +1,12 @@
 #include "image/image_io.h"
 
 #include <OpenImageIO/imageio.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +36,29 @@ uint8_t linear_to_srgb8(float v) {
 
 namespace {
 
+// "" if `file` holds exactly `data` once decoded and is safely on disk; otherwise why not.
+std::string verify_written(const std::string& file, int width, int height, int channels, OIIO::TypeDesc type,
+                           const void* data) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("the written file cannot be opened: ") + std::strerror(errno);
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  ::close(fd);
+  if (!synced) return std::string("cannot sync the written file: ") + std::strerror(sync_errno);
+  auto in = OIIO::ImageInput::open(file);
+  if (!in) return "the written file cannot be read back (disk full?): " + OIIO::geterror();
+  const OIIO::ImageSpec& spec = in->spec();
+  if (spec.width != width || spec.height != height || spec.nchannels != channels) {
+    return "the written file reads back with another size (disk full?)";
+  }
+  const size_t bytes = static_cast<size_t>(width) * height * channels * type.size();
+  std::vector<unsigned char> back(bytes);
+  const bool read = in->read_image(0, 0, 0, channels, type, back.data());
+  in->close();
+  if (!read || std::memcmp(back.data(), data, bytes) != 0) return "the written file reads back different (disk full?)";
+  return "";
+}
+
 // Writes through a temporary file in the same folder, renamed at the end.
 void write_via_temp(const std::string& path, int width, int height, int channels, OIIO::TypeDesc type,
                     const void* data, bool is_exr, bool is_ppm) {
@@ -54,6 +82,12 @@ void write_via_temp(const std::string& path, int width, int height, int channels
   if (!ok) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write '" + path + "': " + (error.empty() ? "write failed" : error));
+  }
+  // Some writers do not notice a full disk (a PNG on a full tmpfs came out empty and "ok"):
+  // read the file back and compare before it may replace anything.
+  if (std::string why = verify_written(tmp.string(), width, height, channels, type, data); !why.empty()) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write '" + path + "': " + why);
   }
   std::error_code ec;
   std::filesystem::rename(tmp, final_path, ec);

@@ -267,14 +267,15 @@ TEST_CASE("cost map: farm single --cost-map measures every tile and leaves the i
     CHECK(m.note.find("wg6.toml") != std::string::npos);
     for (int row = 0; row < m.rows(); ++row)
       for (int c = 0; c < m.columns(); ++c) CHECK(m.at(1, c, row) > 0);
-    // One thread: its CPU seconds are close to the wall time of the render.
+    // One thread: its CPU seconds are close to the wall time of the render, unless other
+    // processes share the cores (ctest -j2 with farm runs: a third of the wall time was seen).
     const std::string text = file_text(log);
     std::smatch match;
     REQUIRE(std::regex_search(text, match, std::regex("Render time +([0-9.]+) s \\(1 threads\\)")));
     const double render_seconds = std::stod(match[1]);
     CAPTURE(render_seconds);
     CAPTURE(m.total());
-    CHECK(m.total() > render_seconds / 3);
+    CHECK(m.total() > render_seconds / 10);
     CHECK(m.total() < render_seconds * 3);
     CHECK(text.find("Cost map") != std::string::npos);
     CHECK(text.find("(" + std::to_string(r.columns) + " x " + std::to_string(r.rows) + " tiles of") != std::string::npos);

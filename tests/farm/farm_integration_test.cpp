@@ -14,114 +14,14 @@
 #include <sys/socket.h>
 
 #include "../test_paths.h"
+#include "farm_fixture.h"
 #include "process.h"
 #include "scheduler/scheduler_trace.h"
 
 namespace fs = std::filesystem;
 using test_process::Child;
 
-namespace {
-
-const std::string k_farm = FARM_EXE;
-
-// Small but not trivial: reflections, refraction, focal blur, an area light, a texture.
-std::string write_scene(const fs::path& dir, int spp) {
-  std::ofstream f(dir / "scene.toml");
-  f << R"([render]
-width = 61
-height = 45
-spp = )" << spp << R"(
-integrator = "path"
-max_depth = 4
-[camera]
-position = [0, 1.5, 6]
-look_at = [0, 0.8, 0]
-fov = 45
-aperture = 0.1
-[environment]
-color = [0.4, 0.5, 0.6]
-[[texture]]
-name = "check"
-type = "checker"
-[[material]]
-name = "floor"
-type = "diffuse"
-albedo = "check"
-[[material]]
-name = "glass"
-type = "glass"
-[[material]]
-name = "gold"
-type = "metal"
-albedo = [1, 0.8, 0.4]
-[[material]]
-name = "lamp"
-type = "emissive"
-emission = 6
-two_sided = true
-[[object]]
-type = "plane"
-material = "floor"
-[[object]]
-type = "sphere"
-center = [-0.8, 0.8, 0]
-radius = 0.8
-material = "glass"
-[[object]]
-type = "sphere"
-center = [0.9, 0.7, -0.5]
-radius = 0.7
-material = "gold"
-[[object]]
-type = "quad"
-corner = [-1, 3, -1]
-edge_u = [2, 0, 0]
-edge_v = [0, 0, 2]
-material = "lamp"
-)";
-  return (dir / "scene.toml").string();
-}
-
-struct Fixture {
-  fs::path dir;
-  std::string scene, reference;
-  explicit Fixture(const std::string& name, int spp = 2) {
-    dir = test_paths::temp_dir(name);
-    scene = write_scene(dir, spp);
-    reference = (dir / "single.png").string();
-    REQUIRE(test_process::run({k_farm, "single", scene, "-o", reference, "--threads", "1"}, (dir / "single.log").string()) ==
-            0);
-  }
-  ~Fixture() { fs::remove_all(dir); }
-  std::string path(const std::string& file) const { return (dir / file).string(); }
-  std::string cache() const { return path("cache"); }
-};
-
-std::string endpoint_from(const Child& master) {
-  std::smatch m;
-  std::string log = master.log();
-  if (std::regex_search(log, m, std::regex("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)"))) return m[1];
-  return {};
-}
-
-std::unique_ptr<Child> start_master(const Fixture& f, const std::string& out, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {k_farm, "master", f.scene, "-o", out, "--bind", "tcp://127.0.0.1:*",
-                                   "--heartbeat", "0.2", "--liveness", "3"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  auto master = std::make_unique<Child>(args, out + ".master.log");
-  REQUIRE(master->wait_for_log("listening on", 20));
-  return master;
-}
-
-std::unique_ptr<Child> start_worker(const Fixture& f, const std::string& endpoint, const std::string& name,
-                                    std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {k_farm, "worker", "--connect", endpoint, "--threads", "1", "--once",
-                                   "--name", name, "--cache", f.cache(), "--give-up-after", "20"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return std::make_unique<Child>(args, f.path(name + ".log"));
-}
-
-}  // namespace
+using namespace farm_fixture;
 
 TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers") {
   Fixture f("farm_identical");

@@ -19,6 +19,8 @@ class Child {
  public:
   // Starts `args` (argv[0] = the program) with stdout+stderr going to `log_path`.
   Child(const std::vector<std::string>& args, const std::string& log_path) : m_log(log_path) {
+    // Emptied before the fork: a caller waiting for a line must not find the previous run's.
+    ::close(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
     m_pid = ::fork();
     if (m_pid == 0) {
       int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -35,6 +37,15 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
+  // Exit code (or 128+signal) if the child has ended, -1 while it runs; never kills it.
+  int poll() {
+    if (m_pid <= 0) return m_status;
+    int status = 0;
+    if (::waitpid(m_pid, &status, WNOHANG) != m_pid) return -1;
+    m_pid = -1;
+    m_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return m_status;
+  }
   // Exit code, or -1 on timeout (the child is then killed), or 128+signal.
   int wait(double timeout_seconds) {
     if (m_pid <= 0) return m_status;

@@ -1,6 +1,7 @@
 // load_mesh_file: small files written here, hostile inputs, and the shared third-party scenes.
 #include <cmath>
 #include <cstring>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -350,4 +351,26 @@ TEST_CASE("load_mesh_file: shared glTF and GLB") {
   CHECK(load_shared("gltf-basics/BoxTextured-glTF/BoxTextured.gltf").mesh.triangle_count() == 12);
   // 75,730 triangles in its 29 meshes; 121,496 once the 82 nodes place (and repeat) them.
   CHECK(load_shared("gltf-basics/2CylinderEngine-glTF-Binary/2CylinderEngine.glb").mesh.triangle_count() == 121496);
+}
+
+TEST_CASE("load_mesh_file: headers claiming 2^31 vertices or faces are refused before any allocation") {
+  fs::path dir = test_paths::temp_dir("mesh_huge_claims");
+  const auto start = std::chrono::steady_clock::now();
+  for (const char* count : {"2147483648", "4294967295", "18446744073709551615"}) {
+    CAPTURE(count);
+    std::string binary = std::string("ply\nformat binary_little_endian 1.0\nelement vertex ") + count +
+                         "\nproperty float x\nproperty float y\nproperty float z\nend_header\n" + std::string(36, '\0');
+    CHECK(contains(load_error(write_file(dir / "huge_binary.ply", binary)), "huge_binary.ply"));
+    std::string ascii = std::string("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n") +
+                        "property float z\nelement face " + count +
+                        "\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+    CHECK(contains(load_error(write_file(dir / "huge_faces.ply", ascii)), "huge_faces.ply"));
+  }
+  // A GLB whose JSON chunk claims 2^31 bytes.
+  std::string glb("glTF\x02\x00\x00\x00\x24\x00\x00\x00\x00\x00\x00\x80JSON", 20);
+  glb += std::string(16, ' ');
+  CHECK(contains(load_error(write_file(dir / "huge_chunk.glb", glb)), "huge_chunk.glb"));
+  // Refused from the header alone: far under a second (a reservation would take many).
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
+  fs::remove_all(dir);
 }

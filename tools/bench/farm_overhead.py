@@ -19,9 +19,12 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
-def master_with_workers(farm, scene, out, stats, master_args, workers, worker_args, tmp):
+def master_with_workers(farm, scene, out, stats, master_args, workers, worker_args, tmp, journal=False):
+    """One master job with `workers` local workers; the master's stats JSON. Without `journal`
+    the master keeps none (these benchmarks measure scheduling; tools/bench/journal_cost.py
+    measures the journal)."""
     master = subprocess.Popen([farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--stats", stats]
-                              + master_args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              + ([] if journal else ["--no-journal"]) + master_args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     endpoint = None
     lines = []
     while endpoint is None:

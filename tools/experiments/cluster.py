@@ -169,7 +169,7 @@ class Runner:
         procs, quotas, logs = [], [], []
         try:
             master = subprocess.Popen([self.farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*",
-                                       "--stats", stats] + args,
+                                       "--stats", stats, "--no-journal"] + args,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             procs.append(master)
             endpoint = _read_listening(master, r"listening on (tcp://\S+)", "farm master")

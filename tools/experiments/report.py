@@ -85,6 +85,21 @@ def simulator_sections(results_dir):
     return out if len(out) > 1 else []
 
 
+def reliability_sections(results_dir):
+    """Issue 6's figures: fuzzing, chaos runs and the journal's cost, each demoted one level."""
+    out = ["## Reliability: fuzzing, chaos and the journal\n\nThe farm's promises under crashes, faults, hostile "
+           "peers and bad files (README: \"Crashes and --resume\", \"When things go wrong\", Security); these "
+           "pages come from tools/fuzz.sh, tools/chaos.py and tools/bench/journal_cost.py.\n"]
+    for name in ("fuzz.md", "chaos.md", "bench_journal.md"):
+        part = os.path.join(results_dir, name)
+        if not os.path.exists(part):
+            continue
+        lines = ["#" * (2 if line.startswith("# ") else 1) + line if line.startswith("#") else line
+                 for line in open(part).read().splitlines()]
+        out.append("\n".join(lines) + "\n")
+    return out if len(out) > 1 else []
+
+
 def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):
     d = Data(csv_path)
     rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
@@ -342,5 +357,6 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append(open(NOTES).read())
     if not quick:
         L += simulator_sections(os.path.dirname(os.path.abspath(path)))
+        L += reliability_sections(os.path.dirname(os.path.abspath(path)))
     with open(path, "w") as fh:
         fh.write("\n".join(L) + "\n")

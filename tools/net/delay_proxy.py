@@ -12,10 +12,21 @@ faster than `bandwidth` bytes/s. Byte order is preserved (jitter never reorders 
 
 Presets for the paper's networks: --preset lab (one switch: 0.1 ms, 100 Mbit/s) and
 --preset dorm (several switches: 2 ms, 1 ms jitter, 10 Mbit/s).
+
+Fault injection (all off by default; drawn from --seed; each fault is logged on stderr as
+"fault KIND conn N ..." so a test can count them):
+  --spike-prob P --spike-ms D   each forwarded chunk is held D ms longer with probability P
+                                (the stream behind it waits too: order is kept)
+  --reset-rate R                R times per second (Poisson), a random open connection is
+                                killed with a TCP reset on both sides
+  --stall-rate R --stall-s S    R times per second, a random open connection stops forwarding
+                                in both directions for S seconds (bytes are kept, then released)
 """
 import argparse
 import asyncio
 import random
+import socket
+import struct
 import sys
 import time
 
@@ -25,12 +36,38 @@ PRESETS = {
 }
 
 
+def log_fault(text):
+    print(f"fault {text} t={time.monotonic():.3f}", file=sys.stderr, flush=True)
+
+
+class Connection:
+    """One proxied connection: its two writers (to kill it) and its stall deadline."""
+
+    def __init__(self, number, writers):
+        self.number = number
+        self.writers = writers
+        self.stalled_until = 0.0
+
+    def reset(self):
+        for w in self.writers:
+            sock = w.get_extra_info("socket")
+            try:
+                if sock is not None:  # linger 0: close() sends RST instead of FIN
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass
+            w.transport.abort()
+
+
 class Direction:
-    def __init__(self, delay_s, jitter_s, bytes_per_s, rng):
+    def __init__(self, delay_s, jitter_s, bytes_per_s, rng, spike_prob=0.0, spike_s=0.0, conn=None):
         self.delay = delay_s
         self.jitter = jitter_s
         self.rate = bytes_per_s  # 0 = unlimited
         self.rng = rng
+        self.spike_prob = spike_prob
+        self.spike = spike_s
+        self.conn = conn
         self.link_free_at = 0.0  # when the emulated link finishes serialising what it has
         self.last_release = 0.0
 
@@ -40,6 +77,9 @@ class Direction:
         done = start + (size / self.rate if self.rate > 0 else 0.0)
         self.link_free_at = done
         release = done + self.delay + (self.rng.uniform(0, self.jitter) if self.jitter > 0 else 0.0)
+        if self.spike_prob > 0 and self.rng.random() < self.spike_prob:
+            release += self.spike
+            log_fault(f"spike conn {self.conn.number if self.conn else '?'} {self.spike * 1e3:.0f}ms")
         release = max(release, self.last_release)  # never reorder the byte stream
         self.last_release = release
         return release
@@ -57,6 +97,8 @@ async def pump(reader, writer, direction, chunk):
             wait = release - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
+            while direction.conn and direction.conn.stalled_until > time.monotonic():
+                await asyncio.sleep(direction.conn.stalled_until - time.monotonic())
             writer.write(data)
             await writer.drain()
         try:
@@ -80,17 +122,50 @@ async def pump(reader, writer, direction, chunk):
         pass
 
 
+OPEN_CONNECTIONS = {}  # number -> Connection, for the fault injectors
+CONNECTION_COUNT = 0
+
+
+async def inject(rate, rng, fault):
+    """Applies `fault` to a random open connection, `rate` times per second on average."""
+    while True:
+        await asyncio.sleep(rng.expovariate(rate))
+        if OPEN_CONNECTIONS:
+            fault(OPEN_CONNECTIONS[rng.choice(sorted(OPEN_CONNECTIONS))])
+
+
+def reset_fault(conn):
+    log_fault(f"reset conn {conn.number}")
+    OPEN_CONNECTIONS.pop(conn.number, None)
+    conn.reset()
+
+
+def stall_fault(seconds):
+    def stall(conn):
+        log_fault(f"stall conn {conn.number} {seconds:.3f}s")
+        conn.stalled_until = max(conn.stalled_until, time.monotonic() + seconds)
+    return stall
+
+
 async def handle(client_reader, client_writer, args, rng):
     try:
         target_reader, target_writer = await asyncio.open_connection(args.target_host, args.target_port)
     except OSError:
         client_writer.close()
         return
-    up = Direction(args.up_delay / 1e3, args.up_jitter / 1e3, args.up_rate, rng)
-    down = Direction(args.down_delay / 1e3, args.down_jitter / 1e3, args.down_rate, rng)
+    global CONNECTION_COUNT
+    CONNECTION_COUNT += 1
+    conn = Connection(CONNECTION_COUNT, (client_writer, target_writer))
+    OPEN_CONNECTIONS[conn.number] = conn
+    spike = dict(spike_prob=args.spike_prob, spike_s=args.spike_ms / 1e3, conn=conn)
+    up = Direction(args.up_delay / 1e3, args.up_jitter / 1e3, args.up_rate, rng, **spike)
+    down = Direction(args.down_delay / 1e3, args.down_jitter / 1e3, args.down_rate, rng, **spike)
     # Small chunks keep the bandwidth emulation smooth for large transfers.
-    await asyncio.gather(pump(client_reader, target_writer, up, args.chunk),
-                         pump(target_reader, client_writer, down, args.chunk))
+    try:
+        await asyncio.gather(pump(client_reader, target_writer, up, args.chunk),
+                             pump(target_reader, client_writer, down, args.chunk))
+    finally:
+        OPEN_CONNECTIONS.pop(conn.number, None)
     for w in (client_writer, target_writer):
         try:
             w.close()
@@ -112,7 +187,14 @@ def parse(argv):
         ap.add_argument(f"--{d}-mbit", type=float)
     ap.add_argument("--chunk", type=int, default=16384)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--spike-prob", type=float, default=0.0, help="probability that a chunk gets a delay spike")
+    ap.add_argument("--spike-ms", type=float, default=0.0, help="length of a delay spike")
+    ap.add_argument("--reset-rate", type=float, default=0.0, help="connection resets per second (whole proxy)")
+    ap.add_argument("--stall-rate", type=float, default=0.0, help="stalls per second (whole proxy)")
+    ap.add_argument("--stall-s", type=float, default=0.0, help="length of a stall in seconds")
     args = ap.parse_args(argv)
+    if not 0 <= args.spike_prob <= 1 or args.spike_ms < 0 or args.reset_rate < 0 or args.stall_rate < 0 or args.stall_s < 0:
+        ap.error("fault probabilities must be in [0, 1], rates and lengths >= 0")
     base = dict(delay_ms=args.delay_ms, jitter_ms=args.jitter_ms, mbit=args.mbit)
     if args.preset:
         base.update(PRESETS[args.preset])
@@ -139,6 +221,12 @@ async def main(argv):
     server = await asyncio.start_server(lambda r, w: handle(r, w, args, rng), args.listen_host, args.listen_port)
     host, port = server.sockets[0].getsockname()[:2]
     print(f"listening on {host}:{port}", flush=True)
+    faults = random.Random(args.seed + 1)  # its own stream: faults do not shift the jitter draws
+    injectors = []
+    if args.reset_rate > 0:
+        injectors.append(asyncio.ensure_future(inject(args.reset_rate, faults, reset_fault)))
+    if args.stall_rate > 0 and args.stall_s > 0:
+        injectors.append(asyncio.ensure_future(inject(args.stall_rate, faults, stall_fault(args.stall_s))))
     async with server:
         await server.serve_forever()
 

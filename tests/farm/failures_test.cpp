@@ -1,0 +1,149 @@
+// The errors a user sees (README "When things go wrong"): each row of that table is a test
+// here, with the exact message and exit code. Keep the two in step.
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "farm_fixture.h"
+
+using namespace farm_fixture;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string log;
+};
+
+Outcome run(const std::vector<std::string>& args, const std::string& log_path, double timeout = 60) {
+  Child c(args, log_path);
+  Outcome o;
+  o.code = c.wait(timeout);
+  o.log = c.log();
+  return o;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("failure table: master unreachable") {
+  Fixture f("fail_unreachable");
+  // Port 1 on loopback: nothing listens there.
+  Outcome o = run({k_farm, "worker", "--connect", "tcp://127.0.0.1:1", "--give-up-after", "1", "--cache", f.cache()},
+                  f.path("w.log"), 30);
+  CHECK(o.code == 1);
+  CHECK_MESSAGE(contains(o.log, "error: no master at tcp://127.0.0.1:1 for "), o.log);
+  CHECK(contains(o.log, "s; giving up"));
+}
+
+TEST_CASE("failure table: scene missing") {
+  Fixture f("fail_missing");
+  Outcome o = run({k_farm, "render", f.path("nope.toml"), "-o", f.path("x.png")}, f.path("r.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: cannot open scene file '" + f.path("nope.toml") + "'"), o.log);
+}
+
+TEST_CASE("failure table: bad scene") {
+  Fixture f("fail_bad_scene");
+  { std::ofstream(f.path("bad.toml")) << "[render]\nwidth = 10\nheigth = 5\n"; }
+  Outcome o = run({k_farm, "master", f.path("bad.toml"), "-o", f.path("x.png"), "--bind", "tcp://127.0.0.1:*"}, f.path("m.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: " + f.path("bad.toml") + ":3:1: unknown key 'heigth' in [render]; did you mean 'height'?"),
+                o.log);
+}
+
+TEST_CASE("failure table: output folder missing") {
+  Fixture f("fail_out_dir");
+  Outcome o = run({k_farm, "render", f.scene, "-o", f.path("no/such/dir/x.png")}, f.path("r.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: output folder '" + f.path("no/such/dir") + "' does not exist"), o.log);
+}
+
+TEST_CASE("failure table: incompatible version") {
+  Fixture f("fail_version");
+  auto master = start_master(f, f.path("x.png"), {"--no-journal"});
+  Outcome o = run({k_farm, "worker", "--connect", endpoint_from(*master), "--protocol-version", "99", "--once", "--cache",
+                   f.cache(), "--give-up-after", "10"},
+                  f.path("w.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: the master refused this worker: protocol version 99 is not supported; master speaks 1"),
+                o.log);
+}
+
+TEST_CASE("failure table: disk full on output, then --resume writes the image without rendering again") {
+  Fixture f("fail_disk_full");
+  const fs::path small = f.dir / "small";
+  fs::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=256k") != 0) {
+    MESSAGE("skipped: cannot mount a small tmpfs here (needs root): " << std::strerror(errno));
+    return;
+  }
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{small};
+  // Fill it up; the journal lives elsewhere, so only the image cannot be written.
+  {
+    std::ofstream filler(small / "filler", std::ios::binary);
+    std::vector<char> chunk(4096, 0);
+    for (int i = 0; i < 1000 && filler.write(chunk.data(), chunk.size()); ++i) {
+    }
+  }
+  const std::string out = (small / "out.png").string(), journal = f.path("out.journal");
+  std::vector<std::string> args = {k_farm, "render", f.scene, "-o", out, "--journal", journal, "--workers", "1"};
+  Outcome o = run(args, f.path("full.log"));
+  CHECK(o.code == 1);
+  CHECK_MESSAGE(contains(o.log, "error: cannot write '" + out + "': "), o.log);
+  CHECK(contains(o.log, "error: every rendered block is kept in the journal '" + journal +
+                            "': make room (or fix the path) and run the same command with --resume"));
+  CHECK_FALSE(fs::exists(out));  // no empty or partial image left behind
+  fs::remove(small / "filler");
+  args.push_back("--resume");
+  o = run(args, f.path("resume.log"));
+  CHECK_MESSAGE(o.code == 0, o.log);
+  CHECK(contains(o.log, "100.0% of the pixels, already rendered"));
+  CHECK(test_process::same_file(out, f.reference));
+}
+
+TEST_CASE("failure table: all workers lost") {
+  Fixture f("fail_all_lost", 1500);
+  // `farm master --give-up-after`: no live worker for that long ends the job, journal kept.
+  auto master = start_master(f, f.path("x.png"), {"--give-up-after", "1", "--block", "8"});
+  auto worker = start_worker(f, endpoint_from(*master), "only");
+  REQUIRE(master->wait_for_log("'only' joined", 20));
+  // Lose it once it has delivered: the journal then has something to keep.
+  const std::string journal = f.path("x.png.journal");
+  const uintmax_t empty = fs::file_size(journal);
+  for (int i = 0; i < 2000 && fs::file_size(journal) == empty; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(master->poll() == -1);
+  worker->kill(SIGKILL);
+  CHECK(master->wait(20) == 1);
+  CHECK_MESSAGE(contains(master->log(), "error: no worker for 1 s (--give-up-after): no image written; the "), master->log());
+  CHECK(contains(master->log(), "are kept in the journal '" + f.path("x.png") +
+                                    ".journal': run the same command with --resume to continue"));
+}
+
+TEST_CASE("failure table: auth failure") {
+  Fixture f("fail_auth");
+  for (const char* name : {"master", "worker", "stranger"})
+    REQUIRE(run({k_farm, "keygen", f.path(name)}, f.path(std::string(name) + ".keygen.log")).code == 0);
+  auto master = start_master(f, f.path("x.png"), {"--key", f.path("master.key"), "--allow", f.path("worker.pub")});
+  const std::string ep = endpoint_from(*master);
+  Outcome o = run({k_farm, "worker", "--connect", ep, "--key", f.path("stranger.key"), "--master-key", f.path("master.pub"),
+                   "--once", "--cache", f.cache(), "--give-up-after", "2"},
+                  f.path("w.log"));
+  CHECK(o.code == 1);
+  CHECK_MESSAGE(contains(o.log, "warning: cannot join " + ep +
+                                    ": the master refused this worker's key (status 400): is this worker's .pub in the "
+                                    "master's --allow list?"),
+                o.log);
+  CHECK(contains(o.log, "error: no master at " + ep + " for "));
+  CHECK(master->wait_for_log("warning: refused a worker with CURVE key ", 5));
+  CHECK(contains(master->log(), ": not in the --allow list (logged once per key)"));
+}
