@@ -120,6 +120,27 @@ void check_positions(const aiScene& scene) {
   }
 }
 
+// assimp 5.2.5's validation lets a face with no indices through (a PLY face line "0"), and
+// SortByPType then dies of SIGBUS on it (found by fuzz_mesh): every face must name 1+ vertices,
+// each of them in range.
+void check_faces(const aiScene& scene) {
+  for (unsigned i = 0; i < scene.mNumMeshes; ++i) {
+    const aiMesh& m = *scene.mMeshes[i];
+    for (unsigned f = 0; m.mFaces && f < m.mNumFaces; ++f) {
+      const aiFace& face = m.mFaces[f];
+      if (face.mNumIndices == 0 || !face.mIndices) {
+        fail("face " + std::to_string(f) + " of sub-mesh " + std::to_string(i) + " has no vertices");
+      }
+      for (unsigned k = 0; k < face.mNumIndices; ++k) {
+        if (face.mIndices[k] >= m.mNumVertices) {
+          fail("face " + std::to_string(f) + " of sub-mesh " + std::to_string(i) + " refers to vertex " +
+               std::to_string(face.mIndices[k]) + " of " + std::to_string(m.mNumVertices));
+        }
+      }
+    }
+  }
+}
+
 // Faces once PreTransformVertices has copied every mesh into every node that references it.
 // A small file can reference one big mesh from thousands of nodes; refuse before copying.
 constexpr uint64_t k_max_instanced_faces = uint64_t{1} << 28;
@@ -169,6 +190,7 @@ const aiScene* import_scene(Assimp::Importer& importer, const std::string& path)
   if (!raw) fail_with_assimp_error(importer);
   if (raw->mFlags & AI_SCENE_FLAGS_INCOMPLETE) fail("assimp marked the scene incomplete");
   check_positions(*raw);
+  check_faces(*raw);
   check_instanced_size(*raw);
   const aiScene* scene = importer.ApplyPostProcessing(post_process_flags());
   if (!scene) fail_with_assimp_error(importer);

@@ -374,3 +374,19 @@ TEST_CASE("load_mesh_file: headers claiming 2^31 vertices or faces are refused b
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("load_mesh_file: a PLY face without indices is refused (SIGBUS in assimp's SortByPType, found by fuzz_mesh)") {
+  fs::path dir = test_paths::temp_dir("mesh_empty_face");
+  const std::string header =
+      "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+      "element face 2\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n";
+  CHECK(contains(load_error(write_file(dir / "empty_face.ply", header + "0\n3 0 1 2\n")), "face 0 of sub-mesh 0 has no vertices"));
+  // The fuzzer's input itself, kept as a seed: its first byte picked the .ply extension.
+  std::ifstream seed(test_paths::project("tests/fuzz/corpus/fuzz_mesh/ply_face_without_indices_sigbus"), std::ios::binary);
+  std::string found((std::istreambuf_iterator<char>(seed)), std::istreambuf_iterator<char>());
+  REQUIRE(found.size() > 1);
+  CHECK(contains(load_error(write_file(dir / "found.ply", found.substr(1))), "has no vertices"));
+  // A well-formed neighbour still loads.
+  CHECK_NOTHROW(rt::load_mesh_file(write_file(dir / "ok.ply", header + "3 0 1 2\n3 0 2 1\n"), {}));
+  fs::remove_all(dir);
+}
