@@ -71,6 +71,41 @@ TomlMessage digest_toml_message(const std::string& what) {
   return out;
 }
 
+// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), or npos. TOML files must be UTF-8, and toml11 must
+// never see anything else: its error path for a bad sequence inside a literal string rewinds
+// with an iterator of another buffer and reads out of bounds (found by fuzz_cluster).
+size_t first_invalid_utf8(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 TomlDocument::TomlDocument(std::string text, std::string file) : m_file(std::move(file)), m_text(std::move(text)) {
@@ -82,6 +117,8 @@ TomlDocument::TomlDocument(std::string text, std::string file) : m_file(std::mov
   if (m_text.size() > k_max_scene_bytes)
     fail({m_file, 1, 1}, "scene file is too large (" + std::to_string(m_text.size()) + " bytes; the limit is " +
                              std::to_string(k_max_scene_bytes >> 20) + " MiB): put big geometry in mesh files");
+  if (size_t bad = first_invalid_utf8(m_text); bad != std::string::npos)
+    fail(loc_at(bad), "the file is not valid UTF-8 here (TOML files must be UTF-8)");
   try {
     m_prepared = prepare_for_toml11(m_text);
   } catch (const PrescanError& e) {
