@@ -27,6 +27,8 @@ status=0
 for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
   findings=build-fuzz/findings/$t
+  # Only this run's findings count: an earlier one must already be a seed and a regression test.
+  rm -rf "$findings"
   mkdir -p "$corpus" "$findings"
   cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null || true
   log=build-fuzz/$t.log
