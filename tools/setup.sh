@@ -11,7 +11,8 @@ packages=(
   libopenimageio-dev openimageio-tools  # image I/O (oiiotool used by tests/tools)
   libspdlog-dev libfmt-dev          # logging
   doctest-dev                       # unit tests
-  libassimp-dev                     # mesh import
+  libassimp-dev                     # mesh import (OBJ, PLY, FBX)
+  libtinygltf-dev                   # glTF 2.0 scenes (header-only loader)
   libcli11-dev libtoml11-dev        # CLI and scene files
   libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)

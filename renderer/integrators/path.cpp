@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "integrators/integrator.h"
+#include "integrators/shading_point.h"
 #include "sampling/warp.h"
 #include "shading/bsdf.h"
 
@@ -51,8 +52,9 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
     }
     const MaterialDesc& mat = material_of(scene, hit.material);
     Vec3 wo = -ray.direction;
-    if (mat.kind == MaterialKind::emissive) {
-      Color le = LightSet::emitted(mat, hit.ng, wo);
+    const ShadingPoint sp = shade(scene, mat, hit);
+    if (has_emission(mat)) {
+      Color le = emitted_towards(sp, hit.ng, wo);
       if (!is_black(le)) {
         float w = 1.0f;
         if (!specular_bounce && hit.light >= 0) {
@@ -60,13 +62,13 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
         }
         radiance += throughput * le * w;
       }
-      break;  // emitters do not reflect
     }
+    if (mat.kind == MaterialKind::emissive) break;  // pure emitters do not reflect
     if (depth >= max_depth) break;
 
-    Vec3 n = hit.front ? hit.ns : -hit.ns;
+    Vec3 n = hit.front ? sp.ns : -sp.ns;
     Vec3 ng = hit.front ? hit.ng : -hit.ng;
-    Bsdf bsdf(mat, tracer.albedo(mat, hit), n, hit.front);
+    Bsdf bsdf(sp.bsdf, n, hit.front);
     radiance += throughput * sample_direct(tracer, bsdf, hit.p, ng, wo, sampler, counts);
     if (last_ray_useless && depth + 1 >= max_depth) break;
 

@@ -26,6 +26,19 @@ void set_ray(RTCRay& r, Vec3 o, Vec3 d, float t_max) {
   r.flags = 0;
 }
 
+// dp/du and dp/dv of a triangle from its corners and texture coordinates; false when the
+// uv mapping is degenerate (all corners on one uv line).
+bool uv_derivatives(Vec3 p0, Vec3 p1, Vec3 p2, Vec2 t0, Vec2 t1, Vec2 t2, Vec3& dpdu, Vec3& dpdv) {
+  Vec2 d1{t1.x - t0.x, t1.y - t0.y}, d2{t2.x - t0.x, t2.y - t0.y};
+  float det = d1.x * d2.y - d1.y * d2.x;
+  if (!(std::fabs(det) > 1e-12f)) return false;
+  float inv = 1 / det;
+  Vec3 e1 = p1 - p0, e2 = p2 - p0;
+  dpdu = (e1 * d2.y - e2 * d1.y) * inv;
+  dpdv = (e2 * d1.x - e1 * d2.x) * inv;
+  return is_finite(dpdu) && is_finite(dpdv);
+}
+
 }  // namespace
 
 Tracer::Tracer(const Scene& scene) : m_scene(scene) {}
@@ -71,13 +84,21 @@ bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
     hit.ng = normalize(Vec3{rh.hit.Ng_x, rh.hit.Ng_y, rh.hit.Ng_z});
     hit.ns = m.normals.empty() ? hit.ng : normalize(m.normals[i0] * b0 + m.normals[i1] * b1 + m.normals[i2] * b2);
     hit.material = m.face_materials.empty() ? m.material : rec->material_base + static_cast<int>(m.face_materials[prim]);
-    // Texture coordinates only matter to image textures.
+    // Texture coordinates, colours and tangents only matter to materials that read them.
     const int material = instance && instance->material_override >= 0 ? instance->material_override : hit.material;
-    const bool textured = material >= 0 && material < static_cast<int>(m_scene.materials.size()) &&
-                          m_scene.materials[material].albedo.texture >= 0;
-    hit.uv = (!textured || m.uvs.empty()) ? Vec2{b1, b2}
-                                          : Vec2{m.uvs[i0].x * b0 + m.uvs[i1].x * b1 + m.uvs[i2].x * b2,
-                                                 m.uvs[i0].y * b0 + m.uvs[i1].y * b1 + m.uvs[i2].y * b2};
+    const MaterialUse use = m_scene.material_use(material);
+    auto lerp3 = [&](const auto& a) { return a[i0] * b0 + a[i1] * b1 + a[i2] * b2; };
+    hit.uv = (!use.uvs || m.uvs.empty()) ? Vec2{b1, b2} : lerp3(m.uvs);
+    hit.uv1 = (!use.uvs || m.uvs1.empty()) ? hit.uv : lerp3(m.uvs1);
+    if (use.vertex_colors && !m.colors.empty()) hit.color = lerp3(m.colors);
+    if (use.tangents && !m.uvs.empty()) {
+      hit.has_uv_frame = uv_derivatives(m.positions[i0], m.positions[i1], m.positions[i2], m.uvs[i0], m.uvs[i1],
+                                         m.uvs[i2], hit.dpdu, hit.dpdv);
+      if (hit.has_uv_frame && instance) {
+        hit.dpdu = instance->world_from_object.vector(hit.dpdu);
+        hit.dpdv = instance->world_from_object.vector(hit.dpdv);
+      }
+    }
   } else {
     Vec3 c = rec->sphere_centers[prim];
     Vec3 p_local = instance ? instance->object_from_world.point(hit.p) : hit.p;
@@ -94,11 +115,6 @@ bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
   if (!is_finite(hit.ns) || dot(hit.ns, hit.ng) <= 0) hit.ns = hit.ng;
   hit.front = dot(ray.direction, hit.ng) < 0;
   return true;
-}
-
-Color Tracer::albedo(const MaterialDesc& m, const SurfaceHit& hit) const {
-  if (m.albedo.texture < 0) return m.albedo.value;
-  return m_scene.textures[m.albedo.texture].eval(hit.p, hit.uv);
 }
 
 Vec3 offset_origin(Vec3 p, Vec3 ng, Vec3 direction) {

@@ -14,7 +14,11 @@ struct SurfaceHit {
   Vec3 p;
   Vec3 ng;           // geometric normal, unit, as the geometry defines it (not flipped)
   Vec3 ns;           // shading normal, unit, on the same side as ng
-  Vec2 uv;
+  Vec2 uv;           // texture coordinates (set 0); barycentrics on untextured triangles
+  Vec2 uv1;          // set 1 (= uv when the mesh has no second set)
+  Color color{1.0f}; // interpolated vertex colour, when the material uses it
+  Vec3 dpdu, dpdv;   // world-space surface derivatives along u and v, for normal/bump maps
+  bool has_uv_frame = false;  // dpdu/dpdv are valid
   int material = -1;
   int light = -1;    // index into Scene::lights when the primitive is a sampled emitter
   bool front = true; // the ray arrived on the side ng points to
@@ -28,8 +32,6 @@ class Tracer {
   bool intersect(const Ray& ray, float t_max, SurfaceHit& hit) const;
   bool occluded(Vec3 origin, Vec3 direction, float t_max) const;
   const Scene& scene() const { return m_scene; }
-  // The material's colour at the hit (texture or constant).
-  Color albedo(const MaterialDesc& m, const SurfaceHit& hit) const;
 
  private:
   const Scene& m_scene;

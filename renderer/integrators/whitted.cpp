@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "integrators/integrator.h"
+#include "integrators/shading_point.h"
 #include "shading/bsdf.h"
 
 namespace rt {
@@ -21,23 +22,25 @@ class Whitted {
     if (!m_tracer.intersect(ray, k_ray_infinity, hit)) return m_scene.environment.eval(ray.direction);
     const MaterialDesc& mat = material_of(m_scene, hit.material);
     Vec3 wo = -ray.direction;
-    if (mat.kind == MaterialKind::emissive) return LightSet::emitted(mat, hit.ng, wo);
+    const ShadingPoint sp = rt::shade(m_scene, mat, hit);
+    Color result = emitted_towards(sp, hit.ng, wo);
+    if (mat.kind == MaterialKind::emissive) return result;
 
-    Vec3 n = hit.front ? hit.ns : -hit.ns;  // face the viewer
+    Vec3 n = hit.front ? sp.ns : -sp.ns;  // face the viewer
     Vec3 ng = hit.front ? hit.ng : -hit.ng;
-    Color albedo = m_tracer.albedo(mat, hit);
-    const bool is_delta = mat.kind == MaterialKind::mirror || mat.kind == MaterialKind::glass;
-    Color result{0.0f};
+    Color albedo = sp.bsdf.albedo;
+    const MaterialKind kind = sp.bsdf.kind;
+    const bool is_delta = kind == MaterialKind::mirror || kind == MaterialKind::glass;
     if (!is_delta) result += m_scene.desc.settings.ambient * albedo;
     const bool lit = !m_scene.lights.delta_lights().empty() || m_scene.lights.has_area_lights();
-    const bool coated = mat.kind == MaterialKind::plastic || mat.kind == MaterialKind::metal;
+    const bool coated = kind == MaterialKind::plastic || kind == MaterialKind::metal;
     // The BSDF is only needed for direct light and for the Fresnel term of coated materials.
     std::optional<Bsdf> bsdf;
-    if ((!is_delta && lit) || coated) bsdf.emplace(mat, albedo, n, hit.front);
+    if ((!is_delta && lit) || coated) bsdf.emplace(sp.bsdf, n, hit.front);
     if (!is_delta && lit) result += direct_light(*bsdf, hit.p, ng, wo);
     if (depth >= m_scene.desc.settings.max_depth) return result;
 
-    switch (mat.kind) {
+    switch (kind) {
       case MaterialKind::mirror:
         result += albedo * reflect_ray(hit, n, wo, depth, weight * max_component(albedo));
         break;
@@ -48,7 +51,7 @@ class Whitted {
         break;
       }
       case MaterialKind::glass:
-        result += refract_and_reflect(hit, mat, albedo, n, ng, wo, depth, weight);
+        result += refract_and_reflect(hit, sp.bsdf.ior, albedo, n, ng, wo, depth, weight);
         break;
       default:
         break;
@@ -58,9 +61,9 @@ class Whitted {
 
  private:
   // Classic Whitted glass: both the reflected and the refracted ray, weighted by Fresnel.
-  Color refract_and_reflect(const SurfaceHit& hit, const MaterialDesc& mat, Color albedo, Vec3 n, Vec3 ng, Vec3 wo,
-                            int depth, float weight) {
-    float eta = hit.front ? mat.ior : 1 / mat.ior;
+  Color refract_and_reflect(const SurfaceHit& hit, float ior, Color albedo, Vec3 n, Vec3 ng, Vec3 wo, int depth,
+                            float weight) {
+    float eta = hit.front ? ior : 1 / ior;
     float cos_i = dot(wo, n);
     float f = fresnel_dielectric(cos_i, eta);
     Color result = Color{f} * reflect_ray(hit, n, wo, depth, weight * f);

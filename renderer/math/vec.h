@@ -14,6 +14,9 @@ constexpr float k_inv_pi = 1.0f / k_pi;
 struct Vec2 {
   float x = 0, y = 0;
 };
+inline Vec2 operator+(Vec2 a, Vec2 b) { return {a.x + b.x, a.y + b.y}; }
+inline Vec2 operator-(Vec2 a, Vec2 b) { return {a.x - b.x, a.y - b.y}; }
+inline Vec2 operator*(Vec2 a, float s) { return {a.x * s, a.y * s}; }
 
 struct Vec3 {
   float x = 0, y = 0, z = 0;

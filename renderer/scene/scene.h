@@ -18,6 +18,23 @@ namespace rt {
 
 enum class GeometryKind { triangles, spheres, instance };
 
+// Which per-hit attributes a material reads, so the tracer computes only those.
+struct MaterialUse {
+  bool uvs = false;            // any texture by uv
+  bool vertex_colors = false;
+  bool tangents = false;       // normal or bump map
+  bool cutout = false;         // alpha mask/blend: rays may pass through
+};
+
+struct Scene;
+
+// What an Embree geometry with cut-out materials needs in its filter function.
+struct CutoutData {
+  const Scene* scene = nullptr;
+  const struct TriangleMesh* mesh = nullptr;
+  int material_base = 0;
+};
+
 // What an Embree geometry ID stands for.
 struct GeometryRecord {
   GeometryKind kind = GeometryKind::triangles;
@@ -27,6 +44,7 @@ struct GeometryRecord {
   std::vector<float> sphere_radii;
   std::vector<int> sphere_materials;
   std::vector<int> prim_lights;        // per primitive: index into Scene::lights, or -1; may be empty
+  std::unique_ptr<CutoutData> cutout;  // set when some material of the mesh is cut out (alpha)
   // instance
   int child = -1;                      // index into Scene::children
   int material_override = -1;          // instance: replaces every material inside, if >= 0
@@ -51,7 +69,8 @@ struct LoadStats {
 struct Scene {
   SceneDesc desc;
   std::vector<MaterialDesc> materials;  // the file's, then every mesh file's own
-  std::vector<Texture> textures;
+  std::vector<MaterialUse> material_uses;  // one per material
+  TextureStore textures;                // the file's, then every mesh file's own
   std::deque<TriangleMesh> meshes;      // deque: records hold pointers
   Environment environment;
   LightSet lights;
@@ -65,13 +84,19 @@ struct Scene {
   bool has_emission = false;
   LoadStats stats;
 
-  Scene() = default;
+  MaterialUse material_use(int material) const {
+    return material >= 0 && material < static_cast<int>(material_uses.size()) ? material_uses[material]
+                                                                                : MaterialUse{};
+  }
+
+  explicit Scene(int texture_cache_mb = 1024) : textures(texture_cache_mb) {}
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 };
 
 struct LoadOptions {
-  int embree_threads = 0;  // 0 = all
+  int embree_threads = 0;      // 0 = all
+  int texture_cache_mb = 1024; // decoded texels held at once, shared by all threads
 };
 
 // The heavy step. Throws SceneError (bad meshes, images) or std::runtime_error (Embree).

@@ -66,6 +66,7 @@ struct CameraDesc {
 };
 
 enum class TextureKind { checker, image };
+enum class TextureWrap { repeat, clamp, mirror };
 
 struct TextureDesc {
   std::string name;
@@ -73,28 +74,68 @@ struct TextureDesc {
   Color even{1.0f}, odd{0.0f};  // checker colours
   float scale = 1.0f;           // checker: squares per scene unit; image: uv repeats
   std::string path;             // image: resolved absolute path
-  SourceLoc loc;
+  TextureWrap wrap_s = TextureWrap::repeat, wrap_t = TextureWrap::repeat;  // image (glTF samplers)
+  SourceLoc loc;                // where it was named (scene line, or the mesh/glTF file)
 };
 
-// A colour that may come from a texture (index into SceneDesc::textures) instead.
-struct ColorParam {
+// KHR_texture_transform: uv' = m * (u, v, 1), in glTF's uv convention (v down the image).
+struct UvTransform {
+  float m[2][3] = {{1, 0, 0}, {0, 1, 0}};
+  bool is_identity = true;
+};
+
+// Where a material reads a texture: which one, with which uv set and transform.
+struct TextureRef {
+  int texture = -1;  // index into the scene's textures (a mesh file's own list before loading)
+  int uv_set = 0;    // 0 or 1 (TEXCOORD_0 / TEXCOORD_1)
+  UvTransform transform;
+  bool valid() const { return texture >= 0; }
+};
+
+// A colour that may come from a texture: value, times the texture when there is one
+// (a scene file's `albedo = "checks"` gives value 1).
+struct ColorParam : TextureRef {
   Color value{0.8f};
-  int texture = -1;
 };
 
-enum class MaterialKind { diffuse, plastic, mirror, glass, metal, emissive };
+// diffuse, plastic, mirror, glass, metal, emissive: the scene format's kinds. pbr: glTF's
+// metallic-roughness model (diffuse = base * (1 - metallic) under a coat whose reflectance at
+// normal incidence is mix(0.04, base, metallic)); it is resolved per hit into a plastic.
+enum class MaterialKind { diffuse, plastic, mirror, glass, metal, emissive, pbr };
+
+// glTF alphaMode; an MTL map_d or `d` < 1 gives `mask` with cutoff 0.5 / `blend`.
+enum class AlphaMode { opaque, mask, blend };
 
 struct MaterialDesc {
   std::string name;
   MaterialKind kind = MaterialKind::diffuse;
   ColorParam albedo;            // diffuse colour; mirror/metal reflectance; glass transmission tint
   Color specular{0.04f};        // plastic: specular reflectance at normal incidence
-  float roughness = 0.2f;       // plastic/metal: GGX alpha = roughness^2; in [0.001, 1]
+  float roughness = 0.2f;       // plastic/metal/pbr: GGX alpha = roughness^2; in [0.001, 1]
   float ior = 1.5f;             // glass: index of refraction
-  Color emission{0.0f};         // emissive: radiance leaving the front face
-  bool two_sided = false;       // emissive: emit from both faces
+  Color emission{0.0f};         // radiance leaving the front face (any kind; emissive: only that)
+  bool two_sided = false;       // emit from both faces
+  // Textures of real scene files (glTF, MTL); none by default.
+  float metallic = 0.0f;        // pbr
+  TextureRef metallic_roughness;  // pbr: G = roughness, B = metallic (linear), times the factors
+  TextureRef normal_map;        // tangent space, +Y up (glTF); xy scaled by normal_scale
+  float normal_scale = 1.0f;
+  TextureRef bump_map;          // height map (MTL bump); bump_scale = height of white in uv units
+  float bump_scale = 1.0f;
+  TextureRef emission_map;      // multiplies `emission` (sRGB colour)
+  AlphaMode alpha_mode = AlphaMode::opaque;
+  float alpha = 1.0f;           // times the opacity texture's channel
+  float alpha_cutoff = 0.5f;    // mask: opaque where alpha >= cutoff
+  TextureRef opacity_map;       // glTF: the base colour texture; MTL: map_d
+  int opacity_channel = 3;      // which channel of opacity_map is alpha (0 for grey maps)
+  bool vertex_colors = false;   // multiply albedo by the mesh's vertex colours (glTF COLOR_0, PLY)
   SourceLoc loc;
 };
+
+// The material emits light (from a constant or a texture).
+inline bool has_emission(const MaterialDesc& m) {
+  return m.emission.x > 0 || m.emission.y > 0 || m.emission.z > 0;
+}
 
 enum class LightKind { point, spot, directional };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "scene/cutout_filter.h"
 #include "scene/scene.h"
 #include "scene/shapes.h"
 
@@ -17,7 +18,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Uploads a mesh as an Embree triangle geometry. The scene keeps the geometry alive after
 // attach, so we release our reference at once.
-unsigned attach_triangles(const EmbreeDevice& device, RTCScene scene, const TriangleMesh& mesh) {
+unsigned attach_triangles(const EmbreeDevice& device, RTCScene scene, const TriangleMesh& mesh,
+                          const CutoutData* cutout = nullptr) {
   RTCGeometry geom = rtcNewGeometry(device.get(), RTC_GEOMETRY_TYPE_TRIANGLE);
   auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
                                                         3 * sizeof(float), mesh.positions.size()));
@@ -34,6 +36,12 @@ unsigned attach_triangles(const EmbreeDevice& device, RTCScene scene, const Tria
     v[3 * i + 2] = mesh.positions[i].z;
   }
   std::copy(mesh.indices.begin(), mesh.indices.end(), ix);
+  if (cutout) {
+    // The record owns `cutout` (heap, stable address) and outlives the Embree scene's use.
+    rtcSetGeometryUserData(geom, const_cast<CutoutData*>(cutout));
+    rtcSetGeometryIntersectFilterFunction(geom, cutout_filter);
+    rtcSetGeometryOccludedFilterFunction(geom, cutout_filter);
+  }
   rtcCommitGeometry(geom);
   unsigned id = rtcAttachGeometry(scene, geom);
   rtcReleaseGeometry(geom);
@@ -79,14 +87,37 @@ float uniform_scale(const Transform& t) {
   return static_cast<float>(std::cbrt(std::fabs(det)));
 }
 
+void rebase(TextureRef& ref, int base) {
+  if (ref.valid()) ref.texture += base;
+}
+
+// A mesh file's materials index its own texture list; the scene's list holds them after
+// the scene file's and earlier files' textures.
+void rebase_textures(MaterialDesc& m, int base) {
+  for (TextureRef* ref : {static_cast<TextureRef*>(&m.albedo), &m.metallic_roughness, &m.normal_map, &m.bump_map,
+                          &m.emission_map, &m.opacity_map})
+    rebase(*ref, base);
+}
+
+MaterialUse material_use(const MaterialDesc& m) {
+  MaterialUse u;
+  u.uvs = m.albedo.valid() || m.metallic_roughness.valid() || m.normal_map.valid() || m.bump_map.valid() ||
+          m.emission_map.valid() || m.opacity_map.valid();
+  u.vertex_colors = m.vertex_colors;
+  u.tangents = m.normal_map.valid() || m.bump_map.valid();
+  u.cutout = m.alpha_mode != AlphaMode::opaque;
+  return u;
+}
+
 class Loader {
  public:
   Loader(Scene& scene) : m_scene(scene) {}
 
   void run() {
     const SceneDesc& desc = m_scene.desc;
-    for (const TextureDesc& t : desc.textures) m_scene.textures.push_back(load_texture(t));
+    for (const TextureDesc& t : desc.textures) m_scene.textures.add(t);
     m_scene.materials = desc.materials;
+    m_scene.lights.set_textures(&m_scene.textures);
     RgbImage env_image;
     if (!desc.environment.image_path.empty()) env_image = read_rgb_image(desc.environment.image_path, {});
     m_scene.environment = Environment(desc.environment.color, std::move(env_image), desc.environment.strength,
@@ -103,6 +134,8 @@ class Loader {
       unsigned id = attach_spheres(m_scene.device, m_scene.root.get(), spheres);
       put_record(m_scene.records, id, std::move(spheres));
     }
+    m_scene.material_uses.clear();
+    for (const MaterialDesc& m : m_scene.materials) m_scene.material_uses.push_back(material_use(m));
   }
 
  private:
@@ -117,7 +150,12 @@ class Loader {
     if (it != m_mesh_files.end()) return it->second;
     LoadedMeshFile file = load_mesh_file(o.path, o.loc);
     int base = static_cast<int>(m_scene.materials.size());
-    m_scene.materials.insert(m_scene.materials.end(), file.materials.begin(), file.materials.end());
+    const int texture_base = static_cast<int>(m_scene.textures.size());
+    for (const TextureDesc& t : file.textures) m_scene.textures.add(t);
+    for (MaterialDesc& m : file.materials) {
+      rebase_textures(m, texture_base);
+      m_scene.materials.push_back(std::move(m));
+    }
     if (!o.smooth) file.mesh.normals.clear();
     m_scene.meshes.push_back(std::move(file.mesh));
     auto entry = std::make_pair(&m_scene.meshes.back(), base);
@@ -152,7 +190,8 @@ class Loader {
     GeometryRecord rec;
     rec.mesh = mesh;
     rec.material_base = base;
-    unsigned id = attach_triangles(m_scene.device, child.scene.get(), *mesh);
+    rec.cutout = cutout_data(rec);
+    unsigned id = attach_triangles(m_scene.device, child.scene.get(), *mesh, rec.cutout.get());
     put_record(child.records, id, std::move(rec));
     auto t0 = std::chrono::steady_clock::now();
     rtcCommitScene(child.scene.get());
@@ -226,8 +265,9 @@ class Loader {
     GeometryRecord rec;
     rec.mesh = &stored;
     rec.material_base = base;
+    rec.cutout = cutout_data(rec);
     if (top_level) register_triangle_lights(rec);
-    unsigned id = attach_triangles(m_scene.device, scene, stored);
+    unsigned id = attach_triangles(m_scene.device, scene, stored, rec.cutout.get());
     put_record(records, id, std::move(rec));
   }
 
@@ -240,21 +280,68 @@ class Loader {
     const TriangleMesh& m = *rec.mesh;
     for (size_t t = 0; t < m.triangle_count(); ++t) {
       int mat = material_of(rec, t);
-      if (mat < 0 || m_scene.materials[mat].kind != MaterialKind::emissive) continue;
+      if (mat < 0 || !has_emission(m_scene.materials[mat])) continue;
       const MaterialDesc& md = m_scene.materials[mat];
-      if (is_black(md.emission)) continue;
+      const uint32_t* ix = &m.indices[3 * t];
+      int light = -1;
+      if (md.emission_map.valid() && !m.uvs.empty()) {
+        EmissionTexture tex;
+        tex.ref = md.emission_map;
+        for (int k = 0; k < 3; ++k) tex.corners[k] = {m.uvs[ix[k]], m.uvs1.empty() ? m.uvs[ix[k]] : m.uvs1[ix[k]]};
+        Color mean = mean_emission_texture(tex, m.positions[ix[0]]);
+        // A triangle whose texture is black where we looked is left to BSDF sampling alone
+        // (still unbiased: light sampling just never picks it). This keeps the thousands of
+        // dark triangles of a mostly black emissive map (DamagedHelmet) out of the light list.
+        if (is_black(mean)) continue;
+        light = m_scene.lights.add_triangle(m.positions[ix[0]], m.positions[ix[1]], m.positions[ix[2]], md.emission,
+                                            md.two_sided, &tex, mean);
+      } else {
+        light = m_scene.lights.add_triangle(m.positions[ix[0]], m.positions[ix[1]], m.positions[ix[2]], md.emission,
+                                            md.two_sided);
+      }
+      if (light < 0) continue;
       if (rec.prim_lights.empty()) rec.prim_lights.assign(m.triangle_count(), -1);
-      rec.prim_lights[t] = m_scene.lights.add_triangle(m.positions[m.indices[3 * t]], m.positions[m.indices[3 * t + 1]],
-                                                       m.positions[m.indices[3 * t + 2]], md.emission, md.two_sided);
+      rec.prim_lights[t] = light;
       ++m_scene.stats.emitters;
     }
+  }
+
+  // The emission texture's mean over a triangle, from its corners, edge midpoints and centre.
+  Color mean_emission_texture(const EmissionTexture& tex, Vec3 p) const {
+    static constexpr float k_points[7][3] = {{1, 0, 0},         {0, 1, 0},         {0, 0, 1},        {0.5f, 0.5f, 0},
+                                             {0, 0.5f, 0.5f},   {0.5f, 0, 0.5f},   {1 / 3.0f, 1 / 3.0f, 1 / 3.0f}};
+    Color sum{0.0f};
+    for (const auto& b : k_points) {
+      HitUvs uvs{tex.corners[0].uv0 * b[0] + tex.corners[1].uv0 * b[1] + tex.corners[2].uv0 * b[2],
+                 tex.corners[0].uv1 * b[0] + tex.corners[1].uv1 * b[1] + tex.corners[2].uv1 * b[2]};
+      sum += m_scene.textures.color(tex.ref, p, uvs);
+    }
+    return sum * (1.0f / 7.0f);
+  }
+
+  // Filter data when some material the mesh can show is cut out (alpha mask or blend):
+  // its own materials, or any of the scene file's, which objects and instances may assign.
+  std::unique_ptr<CutoutData> cutout_data(const GeometryRecord& rec) const {
+    const TriangleMesh& m = *rec.mesh;
+    auto cut = [&](int mat) {
+      return mat >= 0 && mat < static_cast<int>(m_scene.materials.size()) &&
+             m_scene.materials[mat].alpha_mode != AlphaMode::opaque;
+    };
+    bool any = cut(m.material);
+    for (const MaterialDesc& md : m_scene.desc.materials) any = any || md.alpha_mode != AlphaMode::opaque;
+    for (size_t f = 0; f < m.face_materials.size() && !any; ++f) any = cut(rec.material_base + m.face_materials[f]);
+    if (!any) return nullptr;
+    auto data = std::make_unique<CutoutData>();
+    data->scene = &m_scene;
+    data->mesh = rec.mesh;
+    data->material_base = rec.material_base;
+    return data;
   }
 
   void register_sphere_lights(GeometryRecord& rec) {
     for (size_t i = 0; i < rec.sphere_centers.size(); ++i) {
       int mat = rec.sphere_materials[i];
-      if (mat < 0 || m_scene.materials[mat].kind != MaterialKind::emissive) continue;
-      if (is_black(m_scene.materials[mat].emission)) continue;
+      if (mat < 0 || !has_emission(m_scene.materials[mat])) continue;
       if (rec.prim_lights.empty()) rec.prim_lights.assign(rec.sphere_centers.size(), -1);
       rec.prim_lights[i] = m_scene.lights.add_sphere(rec.sphere_centers[i], rec.sphere_radii[i],
                                                      m_scene.materials[mat].emission);
@@ -272,7 +359,7 @@ class Loader {
 }  // namespace
 
 std::unique_ptr<Scene> load_scene(const SceneDesc& desc, const LoadOptions& options) {
-  auto scene = std::make_unique<Scene>();
+  auto scene = std::make_unique<Scene>(options.texture_cache_mb);
   scene->desc = desc;
   std::string config = options.embree_threads > 0 ? "threads=" + std::to_string(options.embree_threads) : "";
   scene->device = EmbreeDevice(config);
@@ -297,7 +384,7 @@ std::unique_ptr<Scene> load_scene(const SceneDesc& desc, const LoadOptions& opti
   }
   scene->has_emission = !scene->environment.is_black() ||
                         std::any_of(scene->materials.begin(), scene->materials.end(),
-                                    [](const MaterialDesc& m) { return m.kind == MaterialKind::emissive; });
+                                    [](const MaterialDesc& m) { return has_emission(m); });
   scene->lights.set_environment(&scene->environment);
   scene->lights.finalize(scene->scene_radius);
   return scene;

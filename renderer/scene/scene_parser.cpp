@@ -224,6 +224,7 @@ void read_material(ParseContext& ctx, const TableReader& r) {
   if (m.kind == MaterialKind::glass || m.kind == MaterialKind::mirror) m.albedo.value = Color{1.0f};
   if (const toml::value* albedo = r.find("albedo"); albedo && albedo->is_string()) {
     m.albedo.texture = ctx.textures.lookup(r, "albedo");
+    m.albedo.value = Color{1.0f};  // the texture alone gives the colour
   } else if (albedo && !albedo->is_integer() && !albedo->is_floating() && !albedo->is_array()) {
     r.fail_at("albedo", "'albedo' must be a colour (a number or [r, g, b]) or a texture name, got " +
                             describe_value(*albedo));

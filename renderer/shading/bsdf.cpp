@@ -65,12 +65,12 @@ Color fresnel_schlick(Color f0, float cos_theta) {
   return f0 + (Color{1.0f} - f0) * m5;
 }
 
-Bsdf::Bsdf(const MaterialDesc& material, Color albedo, Vec3 n, bool front)
-    : m_kind(material.kind),
-      m_albedo(albedo),
-      m_specular(material.specular),
-      m_alpha(std::max(material.roughness * material.roughness, 1e-4f)),
-      m_ior(material.ior),
+Bsdf::Bsdf(const BsdfParams& params, Vec3 n, bool front)
+    : m_kind(params.kind),
+      m_albedo(params.albedo),
+      m_specular(params.specular),
+      m_alpha(std::max(params.roughness * params.roughness, 1e-4f)),
+      m_ior(params.ior),
       m_front(front),
       m_frame(n) {}
 
@@ -182,6 +182,7 @@ std::optional<BsdfSample> Bsdf::sample(Vec3 wo_w, float u_lobe, Vec2 u) const {
       return s;
     }
     case MaterialKind::emissive:
+    case MaterialKind::pbr:  // resolved into a plastic before a Bsdf is made
       return std::nullopt;
   }
   return std::nullopt;

@@ -20,11 +20,20 @@ struct BsdfSample {
   Lobe lobe = Lobe::diffuse;
 };
 
+// A material's scattering parameters at one point (textures already looked up).
+struct BsdfParams {
+  MaterialKind kind = MaterialKind::diffuse;  // not pbr: that is resolved into a plastic first
+  Color albedo{0.8f};
+  Color specular{0.04f};
+  float roughness = 0.2f;
+  float ior = 1.5f;
+};
+
 class Bsdf {
  public:
   // `n` is the shading normal; `front` says the ray arrived on the side the geometric normal
   // faces (needed by glass to choose the relative index of refraction).
-  Bsdf(const MaterialDesc& material, Color albedo, Vec3 n, bool front);
+  Bsdf(const BsdfParams& params, Vec3 n, bool front);
 
   Color eval(Vec3 wo, Vec3 wi) const;
   float pdf(Vec3 wo, Vec3 wi) const;

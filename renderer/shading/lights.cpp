@@ -27,7 +27,8 @@ void LightSet::add(const LightDesc& desc) {
   m_lights.push_back(l);
 }
 
-int LightSet::add_triangle(Vec3 p0, Vec3 p1, Vec3 p2, Color emission, bool two_sided) {
+int LightSet::add_triangle(Vec3 p0, Vec3 p1, Vec3 p2, Color emission, bool two_sided, const EmissionTexture* texture,
+                           Color mean_texture) {
   Light l;
   l.kind = Kind::triangle;
   l.p0 = p0;
@@ -39,6 +40,11 @@ int LightSet::add_triangle(Vec3 p0, Vec3 p1, Vec3 p2, Color emission, bool two_s
   l.emission = emission;
   l.two_sided = two_sided;
   if (!(l.area > 0)) return -1;
+  if (texture) {
+    l.texture = static_cast<int>(m_emission_textures.size());
+    l.mean_texture = mean_texture;
+    m_emission_textures.push_back(*texture);
+  }
   m_lights.push_back(l);
   return static_cast<int>(m_lights.size() - 1);
 }
@@ -73,7 +79,9 @@ void LightSet::finalize(float scene_radius) {
         break;
       }
       case Kind::directional: l.power = disk * luminance(m_delta[l.delta_index].intensity); break;
-      case Kind::triangle: l.power = k_pi * l.area * luminance(l.emission) * (l.two_sided ? 2 : 1); break;
+      case Kind::triangle:
+        l.power = k_pi * l.area * luminance(l.emission * l.mean_texture) * (l.two_sided ? 2 : 1);
+        break;
       case Kind::sphere: l.power = k_pi * l.area * luminance(l.emission); break;
       case Kind::environment: l.power = 0; break;  // set below
     }
@@ -179,6 +187,13 @@ LightSample LightSet::sample_light(int index, float select, Vec3 p, Vec2 u) cons
       if (l.two_sided) cos_l = std::fabs(cos_l);
       if (cos_l <= 0) return s;
       s.radiance = l.emission;
+      if (l.texture >= 0 && m_textures) {
+        const EmissionTexture& t = m_emission_textures[l.texture];
+        float b0 = 1 - b.x - b.y;
+        HitUvs uvs{t.corners[0].uv0 * b0 + t.corners[1].uv0 * b.x + t.corners[2].uv0 * b.y,
+                   t.corners[0].uv1 * b0 + t.corners[1].uv1 * b.x + t.corners[2].uv1 * b.y};
+        s.radiance *= m_textures->color(t.ref, y, uvs);
+      }
       s.pdf = select * dist2 / (cos_l * l.area);
       return s;
     }
@@ -236,12 +251,6 @@ float LightSet::pdf_hit(int index, Vec3 p, Vec3 y, Vec3 ny) const {
 float LightSet::pdf_environment(Vec3 direction) const {
   if (m_env_index < 0) return 0;
   return selection_pdf(m_env_index) * m_env->pdf(direction);
-}
-
-Color LightSet::emitted(const MaterialDesc& m, Vec3 ng, Vec3 w) {
-  if (m.kind != MaterialKind::emissive) return Color{0.0f};
-  if (m.two_sided || dot(ng, w) > 0) return m.emission;
-  return Color{0.0f};
 }
 
 }  // namespace rt

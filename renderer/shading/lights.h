@@ -8,6 +8,7 @@
 #include "math/vec.h"
 #include "scene/scene_desc.h"
 #include "shading/environment.h"
+#include "shading/texture.h"
 
 namespace rt {
 
@@ -19,11 +20,22 @@ struct LightSample {
   bool is_delta = false;
 };
 
+// The texture that modulates a triangle emitter, and its corners' texture coordinates.
+struct EmissionTexture {
+  TextureRef ref;
+  HitUvs corners[3];
+};
+
 class LightSet {
  public:
   void add(const LightDesc& desc);
-  // Returns the light's index, to be found again when a ray hits the emitter.
-  int add_triangle(Vec3 p0, Vec3 p1, Vec3 p2, Color emission, bool two_sided);
+  // Returns the light's index, to be found again when a ray hits the emitter. A textured
+  // emitter's radiance is emission * texture at the sampled point; `mean_texture` (the
+  // texture's average over the triangle, estimated by the caller) sets its share of samples.
+  int add_triangle(Vec3 p0, Vec3 p1, Vec3 p2, Color emission, bool two_sided,
+                   const EmissionTexture* texture = nullptr, Color mean_texture = Color{1.0f});
+  // The store textured emitters read from (owned by the scene; must outlive this set).
+  void set_textures(const TextureStore* textures) { m_textures = textures; }
   int add_sphere(Vec3 center, float radius, Color emission);
   void set_environment(const Environment* env) { m_env = env; }
   // Call once after adding everything; `scene_radius` bounds the geometry (for distant lights).
@@ -44,8 +56,6 @@ class LightSet {
   float pdf_environment(Vec3 direction) const;
   // Light arriving at `p` from one point/spot/directional light (pdf 1, is_delta).
   static LightSample sample_delta(const LightDesc& d, Vec3 p);
-  // Radiance leaving a point of emitter `index` towards direction `w` (away from it).
-  static Color emitted(const MaterialDesc& m, Vec3 ng, Vec3 w);
 
  private:
   enum class Kind { point, spot, directional, triangle, sphere, environment };
@@ -57,12 +67,16 @@ class LightSet {
     Color emission;
     bool two_sided = false;
     float power = 0;
+    int texture = -1;      // into m_emission_textures
+    Color mean_texture{1.0f};
   };
   float selection_pdf(int index) const;
   LightSample sample_light(int index, float select, Vec3 p, Vec2 u) const;
 
   std::vector<Light> m_lights;
   std::vector<LightDesc> m_delta;
+  std::vector<EmissionTexture> m_emission_textures;
+  const TextureStore* m_textures = nullptr;
   std::vector<float> m_cdf;  // size n + 1
   std::vector<int> m_area_index;     // lights that are triangles or spheres
   std::vector<float> m_area_cdf;     // size m_area_index.size() + 1

@@ -1,6 +1,7 @@
 #include "shading/texture.h"
 
 #include <OpenImageIO/imageio.h>
+#include <OpenImageIO/texture.h>
 
 #include <cmath>
 
@@ -9,14 +10,35 @@
 namespace rt {
 
 namespace {
+
 std::string prefix(const SourceLoc& where) { return where.file.empty() ? "" : where.str() + ": "; }
+
+// 16k x 16k; larger is almost surely an error (or an attack on memory).
+constexpr long long k_max_pixels = 1LL << 28;
+
+OIIO::TextureOpt::Wrap to_oiio(TextureWrap w) {
+  switch (w) {
+    case TextureWrap::clamp: return OIIO::TextureOpt::WrapClamp;
+    case TextureWrap::mirror: return OIIO::TextureOpt::WrapMirror;
+    default: return OIIO::TextureOpt::WrapPeriodic;
+  }
+}
+
+Color checker(const TextureDesc& d, Vec3 p) {
+  // A tiny offset keeps surfaces lying exactly on integer planes (y = 0 floors) from
+  // flickering between the two colours.
+  long long s = static_cast<long long>(std::floor(p.x * d.scale + 1e-4f)) +
+                static_cast<long long>(std::floor(p.y * d.scale + 1e-4f)) +
+                static_cast<long long>(std::floor(p.z * d.scale + 1e-4f));
+  return (s & 1) ? d.odd : d.even;
+}
+
 }  // namespace
 
 RgbImage read_rgb_image(const std::string& path, const SourceLoc& where) {
   auto in = OIIO::ImageInput::open(path);
   if (!in) throw SceneError(prefix(where) + "cannot read image '" + path + "': " + OIIO::geterror());
   const OIIO::ImageSpec& spec = in->spec();
-  constexpr long long k_max_pixels = 1LL << 28;  // 16k x 16k; larger is almost surely an error
   if (spec.width <= 0 || spec.height <= 0 || static_cast<long long>(spec.width) * spec.height > k_max_pixels ||
       spec.nchannels <= 0 || spec.nchannels > 64) {
     throw SceneError(prefix(where) + "image '" + path + "' has unsupported size " + std::to_string(spec.width) + "x" +
@@ -41,40 +63,124 @@ RgbImage read_rgb_image(const std::string& path, const SourceLoc& where) {
   return img;
 }
 
-Color Texture::eval(Vec3 p, Vec2 uv) const {
-  if (kind == TextureKind::checker) {
-    // A tiny offset keeps surfaces lying exactly on integer planes (y = 0 floors) from
-    // flickering between the two colours.
-    long long s = static_cast<long long>(std::floor(p.x * scale + 1e-4f)) +
-                  static_cast<long long>(std::floor(p.y * scale + 1e-4f)) +
-                  static_cast<long long>(std::floor(p.z * scale + 1e-4f));
-    return (s & 1) ? odd : even;
-  }
-  if (image.width == 0) return Color{0.0f};
-  float u = uv.x * scale, v = uv.y * scale;
-  u -= std::floor(u);
-  v -= std::floor(v);
-  // v = 0 is the bottom of the image (OpenGL/glTF-style flip is done by the mesh loader).
-  float fx = u * image.width - 0.5f, fy = (1 - v) * image.height - 0.5f;
-  int x0 = static_cast<int>(std::floor(fx)), y0 = static_cast<int>(std::floor(fy));
-  float tx = fx - x0, ty = fy - y0;
-  auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
-  int x1 = wrap(x0 + 1, image.width), y1 = wrap(y0 + 1, image.height);
-  x0 = wrap(x0, image.width);
-  y0 = wrap(y0, image.height);
-  Color top = lerp(image.at(x0, y0), image.at(x1, y0), tx);
-  Color bottom = lerp(image.at(x0, y1), image.at(x1, y1), tx);
-  return lerp(top, bottom, ty);
+struct TextureStore::Entry {
+  TextureDesc desc;
+  OIIO::TextureSystem::TextureHandle* handle = nullptr;
+  int channels = 0;
+  int width = 0, height = 0;
+  bool srgb = false;  // integer texels hold sRGB-encoded colours
+};
+
+TextureStore::TextureStore(int cache_mb) : m_system(OIIO::TextureSystem::create(/*shared=*/false)) {
+  m_system->attribute("max_memory_MB", static_cast<float>(cache_mb));
+  // Untiled, unmipped files (JPEG, PNG) are cut into 64^2 tiles as they are read, so a
+  // lookup decodes only the part of a big texture it touches into the cache.
+  m_system->attribute("autotile", 64);
+  m_system->attribute("automip", 0);
+  m_system->attribute("accept_untiled", 1);
+  m_system->attribute("accept_unmipped", 1);
+  m_system->attribute("max_open_files", 100);
 }
 
-Texture load_texture(const TextureDesc& desc) {
-  Texture t;
-  t.kind = desc.kind;
-  t.even = desc.even;
-  t.odd = desc.odd;
-  t.scale = desc.scale;
-  if (desc.kind == TextureKind::image) t.image = read_rgb_image(desc.path, desc.loc);
-  return t;
+TextureStore::~TextureStore() { OIIO::TextureSystem::destroy(m_system, /*teardown_imagecache=*/true); }
+
+int TextureStore::add(const TextureDesc& desc) {
+  auto e = std::make_unique<Entry>();
+  e->desc = desc;
+  if (desc.kind == TextureKind::image) {
+    OIIO::ustring name(desc.path);
+    OIIO::ImageSpec spec;
+    if (!m_system->get_imagespec(name, 0, spec)) {
+      std::string why = m_system->geterror();
+      throw SceneError(prefix(desc.loc) + "cannot read texture image '" + desc.path + "'" +
+                       (why.empty() ? std::string() : ": " + why));
+    }
+    if (spec.width <= 0 || spec.height <= 0 || static_cast<long long>(spec.width) * spec.height > k_max_pixels ||
+        spec.nchannels <= 0 || spec.nchannels > 64) {
+      throw SceneError(prefix(desc.loc) + "texture image '" + desc.path + "' has unsupported size " +
+                       std::to_string(spec.width) + "x" + std::to_string(spec.height) + "x" +
+                       std::to_string(spec.nchannels));
+    }
+    e->handle = m_system->get_texture_handle(name);
+    if (!e->handle) throw SceneError(prefix(desc.loc) + "cannot open texture image '" + desc.path + "'");
+    e->channels = spec.nchannels;
+    e->width = spec.width;
+    e->height = spec.height;
+    e->srgb = spec.format.basetype == OIIO::TypeDesc::UINT8 || spec.format.basetype == OIIO::TypeDesc::UINT16;
+  }
+  m_entries.push_back(std::move(e));
+  return static_cast<int>(m_entries.size() - 1);
+}
+
+std::pair<int, int> TextureStore::resolution(int index) const {
+  const Entry& e = *m_entries.at(static_cast<size_t>(index));
+  return {e.width, e.height};
+}
+
+Vec2 TextureStore::st(const TextureRef& ref, const HitUvs& uvs) const {
+  const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
+  Vec2 uv = ref.uv_set == 1 ? uvs.uv1 : uvs.uv0;
+  // To glTF's convention (v down) and through its transform; `scale` is the scene format's
+  // repeat count (1 for mesh files).
+  float u = uv.x * e.desc.scale, v = 1 - uv.y * e.desc.scale;
+  if (ref.transform.is_identity) return {u, v};
+  const auto& m = ref.transform.m;
+  return {m[0][0] * u + m[0][1] * v + m[0][2], m[1][0] * u + m[1][1] * v + m[1][2]};
+}
+
+TexelValue TextureStore::raw_at_st(int index, Vec2 st) const {
+  const Entry& e = *m_entries[static_cast<size_t>(index)];
+  TexelValue out;
+  if (!e.handle || !std::isfinite(st.x) || !std::isfinite(st.y)) return out;
+  OIIO::TextureOpt opt;
+  opt.swrap = to_oiio(e.desc.wrap_s);
+  opt.twrap = to_oiio(e.desc.wrap_t);
+  opt.mipmode = OIIO::TextureOpt::MipModeNoMIP;
+  opt.interpmode = OIIO::TextureOpt::InterpBilinear;
+  float texel[4] = {0, 0, 0, 1};
+  int n = std::min(e.channels, 4);
+  if (!m_system->texture(e.handle, nullptr, opt, st.x, st.y, 0, 0, 0, 0, n, texel)) {
+    (void)m_system->geterror();  // a failed read keeps the defaults; the error must not pile up
+    return out;
+  }
+  if (n <= 2) {
+    out.rgb = Color{texel[0]};
+    out.alpha = n == 2 ? texel[1] : 1.0f;
+  } else {
+    out.rgb = {texel[0], texel[1], texel[2]};
+    out.alpha = n == 4 ? texel[3] : 1.0f;
+  }
+  return out;
+}
+
+TexelValue TextureStore::raw(const TextureRef& ref, Vec3 p, const HitUvs& uvs) const {
+  const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
+  if (e.desc.kind == TextureKind::checker) return {checker(e.desc, p), 1.0f};
+  return raw_at_st(ref.texture, st(ref, uvs));
+}
+
+Color TextureStore::color(const TextureRef& ref, Vec3 p, const HitUvs& uvs) const {
+  const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
+  TexelValue v = raw(ref, p, uvs);
+  Color c = v.rgb;
+  if (e.srgb) c = {srgb_to_linear(c.x), srgb_to_linear(c.y), srgb_to_linear(c.z)};
+  if (!is_finite(c)) return Color{0.0f};
+  return max(c, Color{0.0f});
+}
+
+float material_alpha(const TextureStore& textures, const MaterialDesc& m, Vec3 p, const HitUvs& uvs) {
+  if (m.alpha_mode == AlphaMode::opaque) return 1.0f;
+  float a = m.alpha;
+  if (m.opacity_map.valid()) {
+    TexelValue t = textures.raw(m.opacity_map, p, uvs);
+    switch (m.opacity_channel) {
+      case 0: a *= t.rgb.x; break;
+      case 1: a *= t.rgb.y; break;
+      case 2: a *= t.rgb.z; break;
+      default: a *= t.alpha; break;
+    }
+  }
+  return std::isfinite(a) ? a : 1.0f;
 }
 
 }  // namespace rt

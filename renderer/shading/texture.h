@@ -1,15 +1,28 @@
-// Textures evaluated at a hit: procedural checker (in world space) and images (by uv).
+// Textures evaluated at a hit: procedural checkers (in world space) and image textures
+// through OpenImageIO's TextureSystem (tiled, cached with a memory cap, shared by every
+// render thread: a large texture set is held once, not once per thread).
+//
+// Lookups are deterministic: bilinear on the finest MIP level with no ray-footprint
+// derivatives, so a pixel's value depends only on its own rays, never on which block, thread
+// or machine rendered it, nor on what the cache held at the time.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "math/vec.h"
 #include "scene/scene_desc.h"
 
+#include <OpenImageIO/oiioversion.h>
+
+OIIO_NAMESPACE_BEGIN
+class TextureSystem;
+OIIO_NAMESPACE_END
+
 namespace rt {
 
-// Linear RGB float image, rows top to bottom.
+// Linear RGB float image, rows top to bottom (environment maps).
 struct RgbImage {
   int width = 0, height = 0;
   std::vector<Color> pixels;
@@ -20,16 +33,47 @@ struct RgbImage {
 // Throws SceneError naming `where` and the file on failure.
 RgbImage read_rgb_image(const std::string& path, const SourceLoc& where);
 
-struct Texture {
-  TextureKind kind = TextureKind::checker;
-  Color even{1.0f}, odd{0.0f};
-  float scale = 1.0f;
-  RgbImage image;
-
-  // Checker: parity of floor(p * scale) summed over axes; image: bilinear, uv repeats.
-  Color eval(Vec3 world_position, Vec2 uv) const;
+// Texture coordinates at a hit, in the renderer's convention (v = 0 at the bottom of an
+// image, as OBJ writes them; glTF's v-down coordinates are flipped by its loader).
+struct HitUvs {
+  Vec2 uv0, uv1;
 };
 
-Texture load_texture(const TextureDesc& desc);
+struct TexelValue {
+  Color rgb{0.0f};
+  float alpha = 1.0f;
+};
+
+class TextureStore {
+ public:
+  // `cache_mb` caps the memory of decoded texels (OpenImageIO evicts tiles beyond it).
+  explicit TextureStore(int cache_mb = 1024);
+  ~TextureStore();
+  TextureStore(const TextureStore&) = delete;
+  TextureStore& operator=(const TextureStore&) = delete;
+
+  // Opens (but does not decode) an image texture. Throws SceneError naming desc.loc and the
+  // file when it cannot be read. Returns the texture's index.
+  int add(const TextureDesc& desc);
+  size_t size() const { return m_entries.size(); }
+  // Texels of image `index` (width, height); {0, 0} for checkers.
+  std::pair<int, int> resolution(int index) const;
+
+  // Raw channels (no colour decoding): grey images fill r, g and b; alpha is 1 without one.
+  TexelValue raw(const TextureRef& ref, Vec3 p, const HitUvs& uvs) const;
+  // A colour: 8/16-bit images are sRGB-encoded (glTF, MTL, PNG/JPEG), float images linear.
+  Color color(const TextureRef& ref, Vec3 p, const HitUvs& uvs) const;
+  // The texture's uv (after transform), in OpenImageIO's s/t (t down the image).
+  Vec2 st(const TextureRef& ref, const HitUvs& uvs) const;
+  TexelValue raw_at_st(int index, Vec2 st) const;
+
+ private:
+  struct Entry;
+  OIIO::TextureSystem* m_system = nullptr;
+  std::vector<std::unique_ptr<Entry>> m_entries;
+};
+
+// Opacity of a cut-out material at a point (1 for opaque materials).
+float material_alpha(const TextureStore& textures, const MaterialDesc& material, Vec3 p, const HitUvs& uvs);
 
 }  // namespace rt
