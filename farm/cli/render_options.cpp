@@ -1,15 +1,19 @@
 #include "cli/render_options.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+
+#include <spdlog/spdlog.h>
 
 #include "image/image_io.h"
 
 namespace farm {
 
 void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
-  cmd.add_option("scene", o.scene_path, "Scene file (TOML)")->required();
+  cmd.add_option("scene", o.scene_path, "Scene file (TOML, or glTF 2.0 .gltf/.glb)")->required();
   if (with_output)
     cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
   cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
@@ -20,15 +24,27 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->check(CLI::Range(0, 64));
   cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
   cmd.add_option("--seed", o.seed, "Override the random seed");
+  cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
+}
+
+// Keeps the camera's aspect ratio when only one side is given.
+void fit_aspect(const RenderOptions& o, const rt::SceneDesc& desc, rt::RenderSettings& s) {
+  if (!(desc.camera_aspect > 0)) return;
+  auto clamp_side = [](double v) { return static_cast<int>(std::clamp(std::lround(v), 1L, 16384L)); };
+  if (o.width && !o.height) s.height = clamp_side(*o.width / desc.camera_aspect);
+  if (o.height && !o.width) s.width = clamp_side(*o.height * desc.camera_aspect);
 }
 
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
   rt::AssetSearch search;
   search.dirs = o.asset_dirs;
   rt::SceneDesc desc = rt::parse_scene_file(o.scene_path, search);
+  if (o.camera) rt::use_camera(desc, *o.camera);
+  for (const std::string& notice : desc.notices) spdlog::warn("{}: {}", o.scene_path, notice);
   rt::RenderSettings& s = desc.settings;
   if (o.width) s.width = *o.width;
   if (o.height) s.height = *o.height;
+  fit_aspect(o, desc, s);
   if (o.spp) s.spp = *o.spp;
   if (o.max_depth) s.max_depth = *o.max_depth;
   if (o.seed) s.seed = *o.seed;

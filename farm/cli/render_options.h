@@ -18,14 +18,16 @@ struct RenderOptions {
   std::vector<std::string> asset_dirs;
   std::optional<int> width, height, spp, frame, max_depth;
   std::optional<std::string> integrator;
+  std::optional<std::string> camera;  // a scene camera's name or index (glTF)
   std::optional<uint64_t> seed;
 };
 
 // Registers SCENE, -o (unless `with_output` is false), --assets, --width, --height, --spp,
-// --frame, --max-depth, --integrator and --seed on `cmd`.
+// --frame, --max-depth, --integrator, --seed and --camera on `cmd`.
 void add_render_options(CLI::App& cmd, RenderOptions& options, bool with_output = true);
 
-// Parses the scene (cheap: no meshes) and applies the overrides. Throws rt::SceneError for
+// Parses the scene (cheap: no meshes) and applies the overrides; with only one of --width
+// and --height, the other follows the camera's aspect ratio when the scene gives one. Throws rt::SceneError for
 // scene problems and std::invalid_argument for overrides out of range.
 rt::SceneDesc load_scene_desc(const RenderOptions& options);
 

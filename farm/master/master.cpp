@@ -145,6 +145,7 @@ bool Master::setup() {
                  "spp=" + std::to_string(s.spp), "max_depth=" + std::to_string(s.max_depth),
                  "seed=" + std::to_string(s.seed),
                  std::string("integrator=") + (s.integrator == rt::IntegratorKind::whitted ? "whitted" : "path")};
+  if (m_o.render.camera) m_overrides.push_back("camera=" + *m_o.render.camera);
   m_encoding = encoding_for_output(m_o.render.output_path);
   // A job identity from the scene's content, its assets and the settings: results of another
   // job are refused, and a journal is resumed only by the job that wrote it.

@@ -44,6 +44,7 @@ void apply_overrides(rt::SceneDesc& desc, const std::vector<std::string>& overri
     else if (key == "max_depth") s.max_depth = std::stoi(value);
     else if (key == "seed") s.seed = std::stoull(value);
     else if (key == "integrator") s.integrator = value == "whitted" ? rt::IntegratorKind::whitted : rt::IntegratorKind::path;
+    else if (key == "camera") rt::use_camera(desc, value);
     else throw std::runtime_error("unknown override '" + key + "'");
   }
   if (desc.settings.width < 1 || desc.settings.height < 1 || desc.settings.width > 16384 || desc.settings.height > 16384 ||

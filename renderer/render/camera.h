@@ -1,4 +1,5 @@
-// Perspective camera with an optional thin lens (focal blur, like POV-Ray's aperture).
+// Perspective camera with an optional thin lens (focal blur, like POV-Ray's aperture), or an
+// orthographic one (glTF).
 #pragma once
 
 #include "math/vec.h"
@@ -19,7 +20,7 @@ class Camera {
 
  private:
   Vec3 m_position, m_right, m_up, m_forward;
-  float m_tan_half_fov, m_aspect;
+  float m_tan_half_fov, m_ortho_half_height, m_aspect;
   float m_scale_x, m_scale_y;  // film pixel -> screen plane, precomputed (no per-ray division)
   float m_lens_radius, m_focus_distance;
   int m_width, m_height;

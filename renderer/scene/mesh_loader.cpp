@@ -32,6 +32,7 @@
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 
+#include "scene/gltf/gltf_loader.h"
 #include "scene/mesh_file_check.h"
 #include "scene/mesh_materials.h"
 
@@ -402,6 +403,10 @@ std::string error_prefix(const SourceLoc& where) {
 LoadedMeshFile load_mesh_file(const std::string& path, const SourceLoc& where) {
   std::string reason;
   try {
+    // glTF through tinygltf: assimp 5.2.5's glTF importer has known crashes and drops the
+    // material model (textures, alpha, emission strength) we need.
+    std::string ext = lower_extension(path);
+    if (ext == ".gltf" || ext == ".glb") return load_gltf(path);
     return load_unchecked(path);
   } catch (const LoadFailure& e) {
     reason = e.reason;

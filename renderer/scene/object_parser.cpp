@@ -134,6 +134,7 @@ ObjectDesc read_object(ParseContext& ctx, const TableReader& r, bool in_prototyp
     case ObjectType::mesh:
       o.kind = ShapeKind::mesh;
       o.path = ctx.resolve_asset(r, "path", "mesh file");
+      ctx.add_mesh_references(r, "path", o.path);
       o.smooth = r.get_bool("smooth", o.smooth);
       break;
     case ObjectType::instance:

@@ -23,6 +23,7 @@ CameraKey lerp_key(const CameraKey& a, const CameraKey& b, float t) {
   k.fov_degrees = lerp_float(a.fov_degrees, b.fov_degrees, t);
   k.aperture = lerp_float(a.aperture, b.aperture, t);
   k.focus_distance = lerp_float(a.focus_distance, b.focus_distance, t);
+  k.ortho_height = lerp_float(a.ortho_height, b.ortho_height, t);
   return k;
 }
 
@@ -40,6 +41,27 @@ CameraKey CameraDesc::at_frame(int frame) const {
   if (a.frame == frame) return a.key;  // exact keyframes are returned bit-for-bit
   float t = static_cast<float>(frame - a.frame) / static_cast<float>(b.frame - a.frame);
   return lerp_key(a.key, b.key, t);
+}
+
+void use_camera(SceneDesc& scene, const std::string& which) {
+  const NamedCamera* found = nullptr;
+  for (const NamedCamera& c : scene.cameras)
+    if (c.name == which) found = &c;
+  if (!found && !which.empty() && std::all_of(which.begin(), which.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    size_t index = which.size() <= 9 ? std::stoul(which) : scene.cameras.size();
+    if (index < scene.cameras.size()) found = &scene.cameras[index];
+  }
+  if (!found) {
+    std::string names;
+    for (size_t i = 0; i < scene.cameras.size(); ++i) {
+      names += (i ? ", " : "") + std::to_string(i) + " '" + scene.cameras[i].name + "'";
+    }
+    throw SceneError(scene.path + ": no camera '" + which + "'; " +
+                     (names.empty() ? std::string("the scene defines no named cameras") : "cameras: " + names));
+  }
+  scene.camera.key = found->key;
+  scene.camera.keyframes.clear();
+  scene.camera_aspect = found->aspect_ratio;
 }
 
 }  // namespace rt

@@ -52,6 +52,7 @@ struct CameraKey {
   float fov_degrees = 45.0f;   // vertical field of view
   float aperture = 0.0f;       // lens diameter; 0 = pinhole (no focal blur)
   float focus_distance = 0.0f; // 0 = distance from position to look_at
+  float ortho_height = 0.0f;   // > 0: orthographic, the view's height in scene units (fov unused)
 };
 
 struct CameraKeyframe {
@@ -190,6 +191,13 @@ struct PrototypeDesc {
   SourceLoc loc;
 };
 
+// A camera a scene file defines by name (glTF), to choose with use_camera().
+struct NamedCamera {
+  std::string name;
+  CameraKey key;
+  float aspect_ratio = 0;  // width / height the camera was made for; 0 = not given
+};
+
 struct SceneDesc {
   std::string path;                 // the scene file as given
   RenderSettings settings;
@@ -201,6 +209,9 @@ struct SceneDesc {
   std::vector<PrototypeDesc> prototypes;
   std::vector<ObjectDesc> objects;
   std::vector<std::string> asset_files;  // every file the scene reads, resolved, for shipping
+  std::vector<NamedCamera> cameras;      // a glTF scene's cameras, in file order
+  float camera_aspect = 0;               // width / height of the camera in use; 0 = not given
+  std::vector<std::string> notices;      // one-line remarks for the user (defaults applied, ...)
 };
 
 // Where relative asset paths are looked up: the scene file's folder first, then each of
@@ -209,7 +220,11 @@ struct AssetSearch {
   std::vector<std::string> dirs;
 };
 
-// Parses and validates a scene file. Throws SceneError naming file:line:column on any problem
+// Makes the camera named `which` (a name, or an index into `cameras` counting from 0) the
+// one in use. Throws SceneError listing the cameras when there is no such camera.
+void use_camera(SceneDesc& scene, const std::string& which);
+
+// Parses and validates a scene file (TOML, or a glTF 2.0 .gltf/.glb file used whole). Throws SceneError naming file:line:column on any problem
 // (syntax, unknown key with the nearest valid one, wrong type, out-of-range value, unknown
 // material/texture/prototype with the defined names, missing asset file with where it looked).
 SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search = {});

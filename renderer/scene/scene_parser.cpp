@@ -6,6 +6,9 @@
 #include <system_error>
 
 #include "scene/asset_search.h"
+#include "scene/gltf/gltf_scene.h"
+#include "scene/mesh_file_check.h"
+#include "scene/obj_references.h"
 #include "scene/scene_parser_context.h"
 
 namespace rt {
@@ -58,6 +61,24 @@ std::string ParseContext::resolve_asset(const TableReader& reader, const std::st
   auto& files = scene.asset_files;
   if (std::find(files.begin(), files.end(), *found) == files.end()) files.push_back(*found);
   return *found;
+}
+
+void ParseContext::add_mesh_references(const TableReader& reader, const std::string& key,
+                                       const std::string& mesh_path) {
+  std::vector<std::string> referenced;
+  std::string ext = lower_extension(mesh_path);
+  try {
+    if (ext == ".gltf" || ext == ".glb") {
+      referenced = read_gltf_document(mesh_path).referenced_files;
+    } else if (ext == ".obj") {
+      for (const FileReference& f : obj_referenced_files(mesh_path, search_dirs)) referenced.push_back(f.path);
+    }
+  } catch (const std::exception& e) {
+    reader.fail_at(key, "mesh file " + quote_name(mesh_path) + ": " + e.what());
+  }
+  auto& files = scene.asset_files;
+  for (const std::string& f : referenced)
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
 }
 
 void fail_unknown_kind(const TableReader& reader, const std::string& noun, const std::vector<std::string>& names) {
@@ -293,6 +314,18 @@ SceneDesc parse_scene_string(const std::string& text, const std::string& virtual
 SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw SceneError("cannot open scene file '" + path + "' (it is a folder)");
+  std::string ext = lower_extension(path);
+  if (ext == ".gltf" || ext == ".glb") {
+    try {
+      return read_gltf_scene(path);
+    } catch (const SceneError&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw SceneError(path + ": out of memory reading the glTF file");
+    } catch (const std::exception& e) {
+      throw SceneError(path + ": " + e.what());
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SceneError("cannot open scene file '" + path + "'");
   // Read in chunks up to one byte past the limit: a huge file (or an endless pipe) is

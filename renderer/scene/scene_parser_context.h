@@ -47,6 +47,9 @@ struct ParseContext {
   // Resolves the asset path in `key` (required) to an existing file and records it in
   // SceneDesc::asset_files; `noun` names it in messages ("mesh file").
   std::string resolve_asset(const TableReader& reader, const std::string& key, const std::string& noun);
+  // Records the files the mesh file in `key` reads in turn (glTF buffers and images, OBJ
+  // MTL files and their textures); a missing one is an error at `key` naming who refers to it.
+  void add_mesh_references(const TableReader& reader, const std::string& key, const std::string& mesh_path);
 
   const TomlDocument& doc;
   SceneDesc scene;

@@ -344,8 +344,13 @@ TEST_CASE("load_mesh_file: shared glTF and GLB") {
   CHECK(helmet.mesh.uvs.size() == helmet.mesh.positions.size());
   const rt::MaterialDesc* mat = material_of_triangle(helmet, 0);
   CHECK(mat->name == "Material_MR");
-  // Its emission and metalness come from textures: no whole-helmet lamp or uniform metal.
-  CHECK(mat->kind == MaterialKind::diffuse);
+  // glTF metallic-roughness with its four textures (occlusion is not used: paths find it).
+  CHECK(mat->kind == MaterialKind::pbr);
+  CHECK(mat->albedo.valid());
+  CHECK(mat->metallic_roughness.valid());
+  CHECK(mat->normal_map.valid());
+  CHECK(mat->emission_map.valid());
+  CHECK(helmet.textures.size() == 4);
 
   CHECK(load_shared("gltf-basics/BoxTextured-glTF-Binary/BoxTextured.glb").mesh.triangle_count() == 12);
   CHECK(load_shared("gltf-basics/BoxTextured-glTF/BoxTextured.gltf").mesh.triangle_count() == 12);

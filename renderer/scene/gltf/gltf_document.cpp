@@ -1,0 +1,149 @@
+#include "scene/gltf/gltf_document.h"
+
+#include <tiny_gltf.h>
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <new>
+
+#include "scene/mesh_file_check.h"
+
+namespace fs = std::filesystem;
+
+namespace rt {
+
+namespace {
+
+bool is_regular_file_of_bounded_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_size) <= k_max_mesh_file_bytes;
+}
+
+bool file_exists(const std::string& path, void*) { return is_regular_file_of_bounded_size(path); }
+
+// tinygltf's default expands "~" and environment variables with wordexp(); a file we did not
+// write has no business naming either.
+std::string expand_nothing(const std::string& path, void*) { return path; }
+
+bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const std::string& path, void*) {
+  if (!is_regular_file_of_bounded_size(path)) {
+    if (err) *err += "cannot read '" + path + "' (missing, not a regular file, or larger than 2 GiB)\n";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<size_t>(in.tellg());
+  in.seekg(0);
+  out->resize(size);
+  if (size > 0) in.read(reinterpret_cast<char*>(out->data()), static_cast<std::streamsize>(size));
+  return static_cast<bool>(in);
+}
+
+bool refuse_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
+  if (err) *err += "writing is not allowed\n";
+  return false;
+}
+
+// Images are not decoded here (OpenImageIO does that, lazily): embedded ones keep their raw
+// bytes in Image::image for gltf_images.cpp; external ones only their URI.
+bool keep_image_bytes(tinygltf::Image* image, const int, std::string*, std::string*, int, int,
+                      const unsigned char* bytes, int size, void*) {
+  bool embedded = image->uri.empty() || image->uri.rfind("data:", 0) == 0;
+  if (embedded && bytes && size > 0) image->image.assign(bytes, bytes + size);
+  image->width = image->height = -1;
+  return true;
+}
+
+void check_no_required_unknown_extensions(const tinygltf::Model& m) {
+  static const std::vector<std::string> supported = {
+      "KHR_lights_punctual", "KHR_materials_emissive_strength", "KHR_texture_transform", "KHR_materials_transmission",
+      "KHR_materials_ior"};
+  for (const std::string& ext : m.extensionsRequired) {
+    if (std::find(supported.begin(), supported.end(), ext) == supported.end()) {
+      throw GltfError("the file requires the extension " + ext + ", which this renderer does not support");
+    }
+  }
+}
+
+void list_references(GltfDocument& doc) {
+  auto add = [&](const std::string& uri) {
+    if (uri.empty() || uri.rfind("data:", 0) == 0) return;
+    std::string path = resolve_gltf_uri(doc.dir, uri);
+    if (!is_regular_file_of_bounded_size(path)) throw GltfError("file '" + uri + "' not found (looked for " + path + ")");
+    if (std::find(doc.referenced_files.begin(), doc.referenced_files.end(), path) == doc.referenced_files.end()) {
+      doc.referenced_files.push_back(path);
+    }
+  };
+  for (const tinygltf::Buffer& b : doc.model->buffers) add(b.uri);
+  for (const tinygltf::Image& i : doc.model->images) add(i.uri);
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+GltfDocument::GltfDocument() = default;
+GltfDocument::GltfDocument(GltfDocument&&) noexcept = default;
+GltfDocument::~GltfDocument() = default;
+
+std::string resolve_gltf_uri(const std::string& doc_dir, const std::string& uri) {
+  std::string decoded = percent_decode(uri);
+  if (decoded.find('\0') != std::string::npos) throw GltfError("URI '" + uri + "' contains a NUL byte");
+  size_t colon = decoded.find(':');
+  size_t slash = decoded.find('/');
+  if (colon != std::string::npos && (slash == std::string::npos || colon < slash)) {
+    throw GltfError("URI '" + uri + "' is not a relative file name (only relative paths and data: URIs are read)");
+  }
+  fs::path p(decoded);
+  if (p.is_absolute() || p.has_root_name()) {
+    throw GltfError("URI '" + uri + "' is an absolute path; glTF files must refer to their files relatively");
+  }
+  return (fs::path(doc_dir) / p).lexically_normal().string();
+}
+
+GltfDocument read_gltf_document(const std::string& path) {
+  MeshFormat format = check_mesh_file(path);  // regular file, size, GLB header, mime types
+  GltfDocument doc;
+  doc.path = fs::absolute(path).lexically_normal().string();
+  doc.dir = fs::path(doc.path).parent_path().string();
+  doc.model = std::make_unique<tinygltf::Model>();
+  tinygltf::TinyGLTF loader;
+  loader.SetImageLoader(keep_image_bytes, nullptr);
+  loader.SetFsCallbacks({file_exists, expand_nothing, read_whole_file, refuse_write, nullptr});
+  std::string err, warn;
+  bool ok = false;
+  try {
+    ok = format == MeshFormat::glb ? loader.LoadBinaryFromFile(doc.model.get(), &err, &warn, doc.path)
+                                   : loader.LoadASCIIFromFile(doc.model.get(), &err, &warn, doc.path);
+  } catch (const std::bad_alloc&) {
+    throw GltfError("out of memory while parsing");
+  } catch (const std::exception& e) {
+    throw GltfError(std::string("parse error: ") + e.what());
+  }
+  if (!ok) {
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    throw GltfError(err.empty() ? "tinygltf could not parse the file" : err);
+  }
+  check_no_required_unknown_extensions(*doc.model);
+  list_references(doc);
+  return doc;
+}
+
+}  // namespace rt
