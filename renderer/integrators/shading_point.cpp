@@ -44,9 +44,11 @@ Vec3 apply_bump_map(const Scene& scene, const MaterialDesc& m, const SurfaceHit&
     (m.bump_map.uv_set == 1 ? shifted.uv1 : shifted.uv0) = (m.bump_map.uv_set == 1 ? uvs.uv1 : uvs.uv0) + shift;
     return luminance(scene.textures.raw(m.bump_map, hit.p, shifted).rgb);
   };
+  // bump_scale is in uv units; the surface's length per uv unit turns it into scene units.
+  float scale = m.bump_scale * std::sqrt(length(hit.dpdu) * length(hit.dpdv));
   float h0 = height({0, 0});
-  float dhdu = (height({du, 0}) - h0) / du * m.bump_scale;
-  float dhdv = (height({0, dv}) - h0) / dv * m.bump_scale;
+  float dhdu = (height({du, 0}) - h0) / du * scale;
+  float dhdv = (height({0, dv}) - h0) / dv * scale;
   Vec3 pu = hit.dpdu + ns * dhdu, pv = hit.dpdv + ns * dhdv;
   Vec3 n = normalize(cross(pu, pv));
   if (!is_finite(n)) return ns;

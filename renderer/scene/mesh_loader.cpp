@@ -35,6 +35,7 @@
 #include "scene/gltf/gltf_loader.h"
 #include "scene/mesh_file_check.h"
 #include "scene/mesh_materials.h"
+#include "scene/mesh_textures.h"
 
 // Debian builds assimp without NDEBUG, so its ai_assert is live and the default handler calls
 // abort(): a malformed file (a mutated BoxTextured.glb trips one in TriangulateProcess) would
@@ -213,13 +214,17 @@ bool is_synthesised_default(MeshFormat format, const aiMaterial& m, unsigned ind
   return gltf && !named && index + 1 == count;
 }
 
-std::vector<MaterialDesc> convert_materials(const aiScene& scene, MeshFormat format) {
+std::vector<MaterialDesc> convert_materials(const aiScene& scene, MeshFormat format, MeshTextureList& textures) {
   std::vector<MaterialDesc> out;
   out.reserve(scene.mNumMaterials);
   for (unsigned i = 0; i < scene.mNumMaterials; ++i) {
     const aiMaterial& m = *scene.mMaterials[i];
-    out.push_back(is_synthesised_default(format, m, i, scene.mNumMaterials) ? default_mesh_material()
-                                                                              : convert_assimp_material(m));
+    if (is_synthesised_default(format, m, i, scene.mNumMaterials)) {
+      out.push_back(default_mesh_material());
+      continue;
+    }
+    out.push_back(convert_assimp_material(m));
+    textures.read(m, out.back());
   }
   if (out.empty()) out.push_back(default_mesh_material());
   return out;
@@ -387,7 +392,8 @@ LoadedMeshFile load_unchecked(const std::string& path) {
   Assimp::Importer importer;
   const aiScene* scene = import_scene(importer, path);
   LoadedMeshFile result;
-  result.materials = convert_materials(*scene, format);
+  MeshTextureList textures(path, result.textures);
+  result.materials = convert_materials(*scene, format, textures);
   result.mesh = merge_meshes(*scene, result.materials.size());
   return result;
 }

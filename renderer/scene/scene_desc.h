@@ -122,7 +122,7 @@ struct MaterialDesc {
   TextureRef normal_map;        // tangent space, +Y up (glTF); xy scaled by normal_scale
   float normal_scale = 1.0f;
   TextureRef bump_map;          // height map (MTL bump); bump_scale = height of white in uv units
-  float bump_scale = 1.0f;
+  float bump_scale = 0.004f;
   TextureRef emission_map;      // multiplies `emission` (sRGB colour)
   AlphaMode alpha_mode = AlphaMode::opaque;
   float alpha = 1.0f;           // times the opacity texture's channel
