@@ -12,6 +12,12 @@ namespace fs = std::filesystem;
 
 namespace rt {
 
+// The texture's file name and wrap mode (MTL `-clamp on` gives clamp; the default repeats).
+struct NamedTexture {
+  std::string name;
+  TextureWrap wrap = TextureWrap::repeat;
+};
+
 namespace {
 
 std::string lower(std::string s) {
@@ -19,12 +25,18 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool texture_name(const aiMaterial& m, aiTextureType type, std::string& out) {
+bool texture_name(const aiMaterial& m, aiTextureType type, NamedTexture& out) {
   if (m.GetTextureCount(type) == 0) return false;
   aiString path;
-  if (m.GetTexture(type, 0, &path) != aiReturn_SUCCESS || path.length == 0) return false;
-  out = path.C_Str();
-  return !out.empty() && out[0] != '*';  // "*0": an embedded FBX texture, not supported here
+  aiTextureMapMode modes[2] = {aiTextureMapMode_Wrap, aiTextureMapMode_Wrap};
+  if (m.GetTexture(type, 0, &path, nullptr, nullptr, nullptr, nullptr, modes) != aiReturn_SUCCESS || path.length == 0) {
+    return false;
+  }
+  out.name = path.C_Str();
+  out.wrap = modes[0] == aiTextureMapMode_Clamp   ? TextureWrap::clamp
+             : modes[0] == aiTextureMapMode_Mirror ? TextureWrap::mirror
+                                                   : TextureWrap::repeat;
+  return !out.name.empty() && out.name[0] != '*';  // "*0": an embedded FBX texture, not supported here
 }
 
 }  // namespace
@@ -51,15 +63,17 @@ std::string find_material_texture(const std::string& dir, const std::string& nam
 MeshTextureList::MeshTextureList(std::string file_path, std::vector<TextureDesc>& textures)
     : m_file(std::move(file_path)), m_dir(fs::path(m_file).parent_path().string()), m_textures(textures) {}
 
-int MeshTextureList::slot(const std::string& name, const std::string& material) {
+int MeshTextureList::slot(const NamedTexture& t, const std::string& material) {
+  const std::string& name = t.name;
   std::string path = find_material_texture(m_dir, name);
   if (path.empty()) {
     throw SceneError(m_file + ": material '" + material + "' names texture '" + name + "', which was not found in " +
                      m_dir);
   }
   for (size_t i = 0; i < m_textures.size(); ++i)
-    if (m_textures[i].path == path) return static_cast<int>(i);
+    if (m_textures[i].path == path && m_textures[i].wrap_s == t.wrap) return static_cast<int>(i);
   TextureDesc d;
+  d.wrap_s = d.wrap_t = t.wrap;
   d.name = fs::path(path).filename().string();
   d.kind = TextureKind::image;
   d.path = path;
@@ -69,7 +83,7 @@ int MeshTextureList::slot(const std::string& name, const std::string& material) 
 }
 
 void MeshTextureList::read(const aiMaterial& source, MaterialDesc& m) {
-  std::string name;
+  NamedTexture name;
   if (texture_name(source, aiTextureType_DIFFUSE, name) || texture_name(source, aiTextureType_BASE_COLOR, name)) {
     m.albedo.texture = slot(name, m.name);
     // MTL: the map multiplies Kd, but exporters write "Kd 0.8" next to a full-colour map

@@ -12,6 +12,8 @@ struct aiMaterial;
 
 namespace rt {
 
+struct NamedTexture;
+
 // Height of a white bump-map texel, in uv units (1 = the texture's width): a texel-to-texel
 // step from black to white in a 512-texel map then tilts the normal by about 60 degrees.
 constexpr float k_default_bump_scale = 0.004f;
@@ -25,7 +27,7 @@ class MeshTextureList {
   void read(const aiMaterial& source, MaterialDesc& m);
 
  private:
-  int slot(const std::string& name, const std::string& material);
+  int slot(const NamedTexture& texture, const std::string& material);
   std::string m_file;
   std::string m_dir;
   std::vector<TextureDesc>& m_textures;

@@ -1,0 +1,225 @@
+// glTF 2.0 scenes: exact images of files the tests write (emissive textures seen through the
+// file's own camera, punctual lights, cut-outs, texture transforms), scene-level defaults,
+// and clear errors for broken files.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "../gltf_fixture.h"
+#include "../test_paths.h"
+#include "render/render.h"
+#include "render_helpers.h"
+#include "scene/scene.h"
+
+namespace fs = std::filesystem;
+using gltf_fixture::QuadOptions;
+
+namespace {
+
+const char* k_emissive_textured = R"([{"pbrMetallicRoughness": {"baseColorFactor": [0, 0, 0, 1], "metallicFactor": 0},
+  "emissiveTexture": {"index": 0}, "emissiveFactor": [1, 1, 1],
+  "extensions": {"KHR_materials_emissive_strength": {"emissiveStrength": 2}}}])";
+
+struct Rendered {
+  rt::SceneDesc desc;
+  std::vector<float> rgba;
+  int width = 0;
+  rt::Color at(int x, int y) const {
+    const float* p = &rgba[4 * (static_cast<size_t>(y) * width + x)];
+    return {p[0], p[1], p[2]};
+  }
+};
+
+// Renders a glTF scene file at `size` x `size`, 4 spp, with a black environment.
+Rendered render_gltf(const std::string& path, int size = 8) {
+  Rendered r;
+  r.desc = rt::parse_scene_file(path);
+  r.desc.settings.width = r.desc.settings.height = size;
+  r.desc.settings.spp = 4;
+  r.desc.environment.color = rt::Color{0.0f};
+  auto scene = rt::load_scene(r.desc);
+  r.rgba = test_render::render_full(*scene);
+  r.width = size;
+  return r;
+}
+
+void check_colour(rt::Color got, rt::Color want, double epsilon = 1e-5) {
+  CHECK(got.x == doctest::Approx(want.x).epsilon(epsilon));
+  CHECK(got.y == doctest::Approx(want.y).epsilon(epsilon));
+  CHECK(got.z == doctest::Approx(want.z).epsilon(epsilon));
+}
+
+struct Dir {
+  fs::path path;
+  explicit Dir(const std::string& name) : path(test_paths::temp_dir(name)) {
+    gltf_fixture::write_png(path / "tex.png", 2, 2, 4, gltf_fixture::four_colours());
+  }
+  ~Dir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("glTF: an emissive 2x2 texture shows its texels where the file's orthographic camera sees them") {
+  Dir d("gltf_texels");
+  QuadOptions o;
+  o.material_json = k_emissive_textured;
+  Rendered r = render_gltf(gltf_fixture::write_quad(d.path, "quad", o));
+  // glTF uv (0, 0) is the image's top-left texel (red); emission 1 x strength 2.
+  check_colour(r.at(0, 0), {2, 0, 0});
+  check_colour(r.at(7, 0), {0, 2, 0});
+  check_colour(r.at(0, 7), {0, 0, 2});
+  check_colour(r.at(7, 7), {2, 2, 2});
+  CHECK(r.desc.cameras.size() == 1);
+  CHECK(r.desc.camera.key.ortho_height == doctest::Approx(2.0));
+  CHECK(r.desc.camera_aspect == doctest::Approx(1.0));
+}
+
+TEST_CASE("glTF: KHR_texture_transform moves the texture") {
+  Dir d("gltf_transform");
+  QuadOptions o;
+  o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [0, 0, 0, 1], "metallicFactor": 0},
+    "emissiveTexture": {"index": 0, "extensions": {"KHR_texture_transform": {"offset": [0.5, 0.5]}}},
+    "emissiveFactor": [1, 1, 1]}])";
+  Rendered moved = render_gltf(gltf_fixture::write_quad(d.path, "moved", o));
+  o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [0, 0, 0, 1], "metallicFactor": 0},
+    "emissiveTexture": {"index": 0}, "emissiveFactor": [1, 1, 1]}])";
+  Rendered plain = render_gltf(gltf_fixture::write_quad(d.path, "plain", o));
+  // Shifted by half the texture, the middle of the quad reads the clamped bottom-right texel.
+  check_colour(moved.at(3, 3), {1, 1, 1});
+  check_colour(moved.at(7, 2), {1, 1, 1});
+  check_colour(plain.at(0, 0), {1, 0, 0});
+  CHECK(plain.at(3, 3).x < 0.99f);  // untransformed, the middle mixes the four texels
+}
+
+TEST_CASE("glTF: alphaMode MASK lets the emitter behind a cut-out quad through") {
+  Dir d("gltf_mask");
+  // Alpha 0 in the left column of texels, 1 in the right one.
+  gltf_fixture::write_png(d.path / "alpha.png", 2, 2, 4, {0, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0, 0, 0, 0, 0, 255});
+  QuadOptions o;
+  o.texture_uri = "alpha.png";
+  o.second_quad = true;
+  o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "baseColorTexture": {"index": 0},
+      "metallicFactor": 0}, "alphaMode": "MASK", "alphaCutoff": 0.5},
+    {"pbrMetallicRoughness": {"baseColorFactor": [0, 0, 0, 1], "metallicFactor": 0}, "emissiveFactor": [1, 1, 1]}])";
+  Rendered r = render_gltf(gltf_fixture::write_quad(d.path, "mask", o));
+  for (int y = 0; y < 8; ++y) {
+    CAPTURE(y);
+    // Through the hole: the emitter (plus 5e-5 of light its own coat reflects back from the
+    // cut-out quad's black back face).
+    check_colour(r.at(0, y), {1, 1, 1}, 1e-3);
+    check_colour(r.at(1, y), {1, 1, 1}, 1e-3);
+    // The opaque half is black (no light reaches its front), and hides the emitter.
+    check_colour(r.at(6, y), {0, 0, 0});
+    check_colour(r.at(7, y), {0, 0, 0});
+  }
+}
+
+TEST_CASE("glTF: a KHR_lights_punctual point light lights the quad with intensity / d^2") {
+  Dir d("gltf_light");
+  auto render_at = [&](float distance) {
+    QuadOptions o;
+    o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "metallicFactor": 0,
+      "roughnessFactor": 1}}])";
+    o.extensions_json = R"({"KHR_lights_punctual": {"lights": [{"type": "point", "intensity": 10}]}})";
+    o.extra_nodes = {R"({"extensions": {"KHR_lights_punctual": {"light": 0}}, "translation": [0, 0, )" +
+                     std::to_string(distance) + "]}"};
+    Rendered r = render_gltf(gltf_fixture::write_quad(d.path, "light" + std::to_string(static_cast<int>(distance)), o), 16);
+    CHECK(r.desc.lights.size() == 1);
+    CHECK(r.desc.notices.empty());  // camera and light given: no defaults applied
+    return test_render::mean_channel(r.rgba, 16, 7, 7, 9, 9, 1);
+  };
+  double near = render_at(8), far = render_at(16);
+  CHECK(near > 0.01);
+  CHECK(near / far == doctest::Approx(4.0).epsilon(0.02));
+}
+
+TEST_CASE("glTF: a file without camera or light gets a framing camera and a white sky, each with a notice") {
+  Dir d("gltf_defaults");
+  QuadOptions o;
+  o.ortho_camera = false;
+  o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.5, 1], "metallicFactor": 0}}])";
+  rt::SceneDesc desc = rt::parse_scene_file(gltf_fixture::write_quad(d.path, "bare", o));
+  CHECK(desc.notices.size() == 2);
+  CHECK(desc.environment.color == rt::Color{1.0f});
+  CHECK(desc.cameras.empty());
+  // The framing camera looks at the quad's centre and sees all of it.
+  CHECK(rt::length(desc.camera.key.look_at) < 1e-5f);
+  desc.settings.width = desc.settings.height = 16;
+  desc.settings.spp = 2;
+  auto scene = rt::load_scene(desc);
+  auto rgba = test_render::render_full(*scene);
+  CHECK(test_render::mean_channel(rgba, 16, 7, 7, 9, 9, 0) > 0.1);  // the lit quad in the middle
+}
+
+TEST_CASE("glTF: --camera picks a camera by name or index; an unknown one lists them") {
+  Dir d("gltf_cameras");
+  QuadOptions o;
+  o.material_json = R"([{}])";
+  o.extra_nodes = {R"({"camera": 1, "translation": [0, 0, 9]})"};
+  std::string path = gltf_fixture::write_quad(d.path, "cams", o);
+  // Add a named perspective camera as camera 1.
+  std::ifstream in(path);
+  std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json.replace(json.find(R"("cameras": [)") + 12, 0,
+               R"({"name": "wide", "type": "perspective", "perspective": {"yfov": 1.0, "aspectRatio": 2.0, "znear": 0.1}}, )");
+  // Now "wide" is camera 0 and the orthographic one camera 1; the first node's camera index
+  // (0) is the perspective one, the extra node's (1) the orthographic one.
+  std::ofstream(path) << json;
+  rt::SceneDesc desc = rt::parse_scene_file(path);
+  REQUIRE(desc.cameras.size() == 2);
+  CHECK(desc.cameras[0].name == "wide");
+  CHECK(desc.camera_aspect == doctest::Approx(2.0));
+  CHECK(desc.camera.key.fov_degrees == doctest::Approx(1.0 * 180 / 3.14159265));
+  rt::use_camera(desc, "1");
+  CHECK(desc.camera.key.ortho_height == doctest::Approx(2.0));
+  CHECK(desc.camera.key.position.z == doctest::Approx(9.0));
+  rt::use_camera(desc, "wide");
+  CHECK(desc.camera.key.ortho_height == 0);
+  CHECK_THROWS_WITH_AS(rt::use_camera(desc, "tele"), doctest::Contains("0 'wide', 1 'camera 1'"), rt::SceneError);
+}
+
+TEST_CASE("glTF: broken files are refused with the reason and the file") {
+  Dir d("gltf_broken");
+  QuadOptions o;
+  o.material_json = R"([{}])";
+  std::string path = gltf_fixture::write_quad(d.path, "broken", o);
+  std::ifstream in(path);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto check_refused = [&](const std::string& from, const std::string& to, const std::string& message) {
+    std::string json = good;
+    size_t at = json.find(from);
+    REQUIRE(at != std::string::npos);
+    json.replace(at, from.size(), to);
+    std::ofstream(path) << json;
+    CAPTURE(message);
+    CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains(message.c_str()), rt::SceneError);
+  };
+  check_refused(R"("uri": "broken.bin")", R"("uri": "missing.bin")", "missing.bin");
+  check_refused(R"("uri": "tex.png")", R"("uri": "nowhere.png")", "nowhere.png' not found");
+  check_refused(R"("uri": "tex.png")", R"("uri": "/etc/passwd")", "absolute path");
+  check_refused(R"("uri": "tex.png")", R"("uri": "http://example.com/a.png")", "not a relative file name");
+  check_refused(R"("count": 6)", R"("count": 600)", "accessor 4");
+  check_refused(R"("nodes": [{"mesh": 0})", R"("nodes": [{"mesh": 0, "children": [0]})", "cycle");
+  check_refused(R"("indices": 4)", R"("indices": 9)", "indices accessor");
+  check_refused(R"("asset": {"version": "2.0"},)", R"("asset": {"version": "2.0"}, "extensionsRequired": ["KHR_draco_mesh_compression"],)",
+                "KHR_draco_mesh_compression");
+  std::ofstream(path) << "{ not json";
+  CHECK_THROWS_WITH_AS(rt::parse_scene_file(path), doctest::Contains("broken.gltf"), rt::SceneError);
+}
+
+TEST_CASE("glTF: the shared DamagedHelmet loads as a textured scene") {
+  if (!test_paths::have_shared_scenes()) {
+    MESSAGE("skipped: ../shared/scenes is absent");
+    return;
+  }
+  rt::SceneDesc desc = rt::parse_scene_file(test_paths::shared_scenes() + "/damaged-helmet/DamagedHelmet.gltf");
+  CHECK(desc.asset_files.size() == 6);  // the .bin and five images (the occlusion map too)
+  desc.settings.width = desc.settings.height = 24;
+  desc.settings.spp = 1;
+  auto scene = rt::load_scene(desc);
+  CHECK(scene->textures.size() == 4);
+  CHECK(scene->stats.emitters > 0);    // the emissive map's lit triangles
+  CHECK(scene->stats.emitters < 2000); // not all 15,452: dark ones are left to BSDF sampling
+}
