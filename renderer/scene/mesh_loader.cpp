@@ -286,6 +286,13 @@ std::vector<Vec3> repaired_normals(const aiMesh& m) {
   return normals;
 }
 
+Color color_at(const aiMesh& m, unsigned i) {
+  if (!m.mColors[0]) return Color{1.0f};
+  const aiColor4D& c = m.mColors[0][i];
+  Color out{c.r, c.g, c.b};
+  return is_finite(out) ? max(out, Color{0.0f}) : Color{1.0f};
+}
+
 Vec2 uv_at(const aiMesh& m, unsigned i) {
   if (!m.mTextureCoords[0]) return {};
   const aiVector3D& t = m.mTextureCoords[0][i];
@@ -296,6 +303,7 @@ Vec2 uv_at(const aiMesh& m, unsigned i) {
 struct MergePlan {
   bool normals = false;
   bool uvs = false;
+  bool colors = false;  // vertex colours (PLY red/green/blue, OBJ "v x y z r g b")
   std::vector<bool> usable_normals;  // per sub-mesh
   size_t vertices = 0;
   size_t triangles = 0;
@@ -310,6 +318,7 @@ MergePlan plan_merge(const aiScene& scene) {
     plan.usable_normals[i] = has_usable_normals(m);
     plan.normals = plan.normals || plan.usable_normals[i];
     plan.uvs = plan.uvs || m.mTextureCoords[0] != nullptr;
+    plan.colors = plan.colors || m.mColors[0] != nullptr;
     plan.triangles += m.mNumFaces;
   }
   for (unsigned i = 0; i < scene.mNumMeshes; ++i) {
@@ -336,6 +345,7 @@ void append_indexed(const aiMesh& m, const MergePlan& plan, TriangleMesh& out) {
   for (unsigned i = 0; i < m.mNumVertices; ++i) {
     out.positions.push_back(to_vec3(m.mVertices[i]));
     if (plan.uvs) out.uvs.push_back(uv_at(m, i));
+    if (plan.colors) out.colors.push_back(color_at(m, i));
   }
   for (unsigned f = 0; f < m.mNumFaces; ++f) {
     const aiFace& face = m.mFaces[f];
@@ -359,6 +369,7 @@ void append_flat(const aiMesh& m, const MergePlan& plan, TriangleMesh& out) {
       out.positions.push_back(p[k]);
       out.normals.push_back(n);
       if (plan.uvs) out.uvs.push_back(uv_at(m, face.mIndices[k]));
+      if (plan.colors) out.colors.push_back(color_at(m, face.mIndices[k]));
       out.indices.push_back(base + static_cast<uint32_t>(k));
     }
     out.face_materials.push_back(m.mMaterialIndex);
@@ -395,6 +406,14 @@ LoadedMeshFile load_unchecked(const std::string& path) {
   MeshTextureList textures(path, result.textures);
   result.materials = convert_materials(*scene, format, textures);
   result.mesh = merge_meshes(*scene, result.materials.size());
+  if (!result.mesh.colors.empty()) {
+    // Vertex colours multiply every material's colour; a file without materials of its own
+    // (PLY scans, a bare coloured OBJ) means them as the surface colour itself.
+    for (MaterialDesc& m : result.materials) {
+      m.vertex_colors = true;
+      if (m.name == "default" && !m.albedo.valid()) m.albedo.value = Color{1.0f};
+    }
+  }
   return result;
 }
 

@@ -92,3 +92,17 @@ TEST_CASE("OBJ/MTL: a texture that does not exist is an error naming the mesh an
                        rt::SceneError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("PLY: vertex colours become the surface colour") {
+  fs::path dir = test_paths::temp_dir("ply_colours");
+  std::ofstream(dir / "tri.ply") << "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                                    "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+                                    "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+                                    "0 0 0 255 0 0\n1 0 0 255 0 0\n0 1 0 255 0 0\n3 0 1 2\n";
+  rt::LoadedMeshFile f = rt::load_mesh_file((dir / "tri.ply").string(), {});
+  REQUIRE(f.mesh.colors.size() == f.mesh.positions.size());
+  CHECK(f.mesh.colors[0] == rt::Color(1, 0, 0));
+  CHECK(f.materials[0].vertex_colors);
+  CHECK(f.materials[0].albedo.value == rt::Color{1.0f});
+  fs::remove_all(dir);
+}
