@@ -158,7 +158,7 @@ const std::vector<std::string> k_camera_keys = {"position", "look_at", "up", "fo
 
 // Keys absent from `r` keep their value from `base`.
 CameraKey read_camera_key(const TableReader& r, const CameraKey& base) {
-  CameraKey k;
+  CameraKey k = base;  // keys not written keep the base (e.g. an imported orthographic camera)
   k.position = r.get_vec3("position", base.position);
   k.look_at = r.get_vec3("look_at", base.look_at);
   k.up = r.get_vec3("up", base.up);
@@ -283,14 +283,46 @@ void read_light(ParseContext& ctx, const TableReader& r) {
   ctx.scene.lights.push_back(l);
 }
 
+// ---------------------------------------------------------------- [import]
+
+// A glTF scene to start from: its geometry and materials, its cameras (the first, or
+// `camera`) and, unless `lights = false`, its lights. Later sections adjust it: [camera] keys
+// change the imported camera, [environment] replaces the default sky, [[light]] and
+// [[object]] add to it.
+void read_import(ParseContext& ctx, const TableReader& r) {
+  r.check_keys({"path", "camera", "lights"});
+  std::string path = ctx.resolve_asset(r, "path", "glTF scene");
+  std::string ext = lower_extension(path);
+  if (ext != ".gltf" && ext != ".glb") r.fail_at("path", "[import] reads glTF scenes (.gltf or .glb), got " + quote_name(path));
+  SceneDesc imported;
+  try {
+    imported = read_gltf_scene(path);
+    if (r.has("camera")) use_camera(imported, r.require_string("camera", "a camera's name or index"));
+  } catch (const std::exception& e) {
+    r.fail_at(r.has("camera") && std::string(e.what()).find("no camera") != std::string::npos ? "camera" : "path",
+              quote_name(path) + ": " + e.what());
+  }
+  SceneDesc& scene = ctx.scene;
+  scene.camera = imported.camera;
+  scene.cameras = imported.cameras;
+  scene.camera_aspect = imported.camera_aspect;
+  if (r.get_bool("lights", true)) scene.lights = imported.lights;
+  scene.objects = imported.objects;
+  for (const std::string& f : imported.asset_files)
+    if (std::find(scene.asset_files.begin(), scene.asset_files.end(), f) == scene.asset_files.end()) scene.asset_files.push_back(f);
+  for (const std::string& n : imported.notices)
+    if (n.find("no lights") == std::string::npos) scene.notices.push_back(n);
+}
+
 // ---------------------------------------------------------------- top level
 
 SceneDesc parse_document(const TomlDocument& doc, const std::string& path, const AssetSearch& search) {
   ParseContext ctx(doc, path, search);
   TableReader root(doc, doc.root(), "the top level");
-  root.check_keys({"render", "camera", "environment", "texture", "material", "light", "prototype", "object"});
-  // Sections are read in dependency order (render before camera keyframes, textures before
-  // materials before objects), whatever their order in the file.
+  root.check_keys({"import", "render", "camera", "environment", "texture", "material", "light", "prototype", "object"});
+  // Sections are read in dependency order (an import first, render before camera keyframes,
+  // textures before materials before objects), whatever their order in the file.
+  if (const toml::value* v = root.find("import")) read_import(ctx, TableReader(doc, *v, "[import]"));
   if (const toml::value* v = root.find("render")) read_render(ctx, TableReader(doc, *v, "[render]"));
   if (const toml::value* v = root.find("camera")) read_camera(ctx, TableReader(doc, *v, "[camera]"));
   if (const toml::value* v = root.find("environment")) read_environment(ctx, TableReader(doc, *v, "[environment]"));
@@ -301,6 +333,10 @@ SceneDesc parse_document(const TomlDocument& doc, const std::string& path, const
   for (const toml::value* t : tables_in(root, "light", "[[light]]")) read_light(ctx, TableReader(doc, *t, "[[light]]"));
   read_prototypes(ctx, root);
   read_objects(ctx, root);
+  if (root.has("import") && !root.has("environment") && ctx.scene.lights.empty()) {
+    ctx.scene.environment.color = Color{1.0f};  // as for the glTF file alone
+    ctx.scene.notices.push_back("no lights: lighting the imported glTF scene with a uniform white environment");
+  }
   return std::move(ctx.scene);
 }
 

@@ -223,3 +223,39 @@ TEST_CASE("glTF: the shared DamagedHelmet loads as a textured scene") {
   CHECK(scene->stats.emitters > 0);    // the emissive map's lit triangles
   CHECK(scene->stats.emitters < 2000); // not all 15,452: dark ones are left to BSDF sampling
 }
+
+TEST_CASE("glTF: a TOML scene imports a glTF scene and adjusts its camera, sky and lights") {
+  Dir d("gltf_import");
+  QuadOptions o;
+  o.material_json = k_emissive_textured;
+  gltf_fixture::write_quad(d.path, "quad", o);
+  std::ofstream(d.path / "scene.toml") << R"([import]
+path = "quad.gltf"
+camera = "0"
+[render]
+width = 8
+height = 8
+spp = 4
+[camera]
+position = [0, 0, 6]
+[environment]
+color = [0, 0, 0]
+[[light]]
+type = "point"
+position = [0, 0, 3]
+intensity = 1
+)";
+  rt::SceneDesc desc = rt::parse_scene_file((d.path / "scene.toml").string());
+  CHECK(desc.objects.size() == 1);                       // the glTF's geometry
+  CHECK(desc.camera.key.ortho_height == doctest::Approx(2.0));  // its camera ...
+  CHECK(desc.camera.key.position.z == doctest::Approx(6.0));    // ... moved by [camera]
+  CHECK(desc.lights.size() == 1);                        // the TOML's light
+  CHECK(desc.environment.color == rt::Color{0.0f});
+  CHECK(desc.asset_files.size() == 3);                   // quad.gltf, quad.bin, tex.png
+  auto scene = rt::load_scene(desc);
+  auto rgba = test_render::render_full(*scene);
+  CHECK(rgba[0] >= 2.0f);  // the emissive red texel (plus a little reflected light) at the top-left
+  std::ofstream(d.path / "bad.toml") << "[import]\npath = \"quad.gltf\"\ncamera = \"tele\"\n";
+  CHECK_THROWS_WITH_AS(rt::parse_scene_file((d.path / "bad.toml").string()), doctest::Contains("bad.toml:3:10"),
+                       rt::SceneError);
+}

@@ -429,7 +429,7 @@ TEST_CASE("scene parser: hostile input is an error, not a crash") {
   CHECK(error_of(dotted + "a = 1\n") == "x.toml:1:130" + too_deep);
   CHECK(error_of("[" + dotted + "a]\n") == "x.toml:1:129" + too_deep);
   CHECK(error_of("a = " + std::string(64, '[') + std::string(64, ']') + "\n") ==
-        "x.toml:1:1: unknown key 'a' in the top level; valid keys: render, camera, environment, texture, material, "
+        "x.toml:1:1: unknown key 'a' in the top level; valid keys: import, render, camera, environment, texture, material, "
         "light, prototype, object");
   CHECK(error_of(std::string(9 << 20, '\n')).rfind("x.toml:1:1: scene file is too large (9437184 bytes; the limit is 8 MiB)", 0) == 0);
   CHECK(error_of("\xEF\xBB\xBF[render]\nspp = 0\n") == "x.toml:2:7: 'spp' must be an integer in 1..65536, got 0");
