@@ -19,6 +19,7 @@ struct RenderOptions {
   std::optional<int> width, height, spp, frame, max_depth;
   std::optional<std::string> integrator;
   std::optional<std::string> camera;  // a scene camera's name or index (glTF)
+  int texture_cache_mb = 1024;        // decoded texels held in memory at once (this process)
   std::optional<uint64_t> seed;
 };
 

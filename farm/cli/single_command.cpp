@@ -105,6 +105,7 @@ int run_single(const SingleOptions& o) {
   try {
     rt::LoadOptions load;
     load.embree_threads = threads;
+    load.texture_cache_mb = o.render.texture_cache_mb;
     scene = rt::load_scene(desc, load);
   } catch (const rt::SceneError& e) {
     spdlog::error("{}", e.what());
