@@ -62,18 +62,21 @@ rotate = [0, -20, 0]
   return dir;
 }
 
-// Master plus two workers that each fetch into their own cache; returns the output path.
-std::string render_over_farm(const fs::path& dir, const std::string& scene, const std::string& out_name) {
+// A master plus `workers` workers that each fetch into their own cache (cache0, cache1, ...);
+// returns the output path.
+std::string render_over_farm(const fs::path& dir, const std::string& scene, const std::string& out_name, int workers_n,
+                             const std::vector<std::string>& extra = {}) {
   std::string out = (dir / out_name).string();
   std::vector<std::string> args = {k_farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--block", "8",
                                    "--heartbeat", "0.2", "--liveness", "3"};
+  args.insert(args.end(), extra.begin(), extra.end());
   test_process::Child master(args, out + ".master.log");
   REQUIRE(master.wait_for_log("listening on", 20));
   std::smatch m;
   std::string log = master.log();
   REQUIRE(std::regex_search(log, m, std::regex("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)")));
   std::vector<std::unique_ptr<test_process::Child>> workers;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < workers_n; ++i) {
     std::string name = out_name + ".w" + std::to_string(i);
     workers.push_back(std::make_unique<test_process::Child>(
         std::vector<std::string>{k_farm, "worker", "--connect", m[1].str(), "--threads", "1", "--once", "--name", name,
@@ -99,7 +102,7 @@ TEST_CASE("farm: a TOML scene placing a textured glTF and a textured OBJ renders
   fs::path dir = write_textured_scene("farm_textured");
   std::string scene = (dir / "scene.toml").string(), single = (dir / "single.png").string();
   REQUIRE(test_process::run({k_farm, "single", scene, "-o", single}, single + ".log") == 0);
-  std::string farm = render_over_farm(dir, scene, "farm.png");
+  std::string farm = render_over_farm(dir, scene, "farm.png", 2);
   CHECK(test_process::same_file(farm, single));
   // A worker that rendered fetched all seven files: the scene, quad.gltf, quad.bin,
   // blocks.png, quad.obj, quad.mtl and holes.png. (On a loaded machine the second worker may
@@ -112,21 +115,8 @@ TEST_CASE("farm: a glTF file as the scene renders like single with its buffer an
   fs::path dir = write_textured_scene("farm_gltf_scene");
   std::string scene = (dir / "models" / "quad.gltf").string(), single = (dir / "single.exr").string();
   REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "40", "--spp", "2"}, single + ".log") == 0);
-  // (the master gets the same settings)
-  std::string out = (dir / "farm.exr").string();
-  std::vector<std::string> args = {k_farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--block", "8",
-                                   "--width", "40", "--spp", "2", "--heartbeat", "0.2", "--liveness", "3"};
-  test_process::Child master(args, out + ".master.log");
-  REQUIRE(master.wait_for_log("listening on", 20));
-  std::smatch m;
-  std::string log = master.log();
-  REQUIRE(std::regex_search(log, m, std::regex("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)")));
-  test_process::Child worker({k_farm, "worker", "--connect", m[1].str(), "--threads", "2", "--once", "--name", "w",
-                              "--cache", (dir / "cache").string(), "--give-up-after", "20"},
-                             (dir / "w.log").string());
-  CHECK(master.wait(120) == 0);
-  worker.wait(20);
+  std::string out = render_over_farm(dir, scene, "farm.exr", 1, {"--width", "40", "--spp", "2"});
   CHECK(test_process::same_file(out, single));
-  CHECK(cached_objects(dir / "cache") == 3);  // quad.gltf, quad.bin, blocks.png
+  CHECK(cached_objects(dir / "cache0") == 3);  // quad.gltf, quad.bin, blocks.png
   fs::remove_all(dir);
 }
