@@ -259,3 +259,13 @@ intensity = 1
   CHECK_THROWS_WITH_AS(rt::parse_scene_file((d.path / "bad.toml").string()), doctest::Contains("bad.toml:3:10"),
                        rt::SceneError);
 }
+
+TEST_CASE("glTF: fuzz findings stay fixed") {
+  // A GLB whose embedded image's bufferView runs past the BIN chunk (tinygltf passed it on
+  // unchecked; we copied beyond the buffer).
+  const std::string path = test_paths::project("tests/fuzz/corpus/fuzz_gltf/glb_image_view_past_buffer");
+  Dir d("gltf_fuzz_findings");
+  fs::copy_file(path, d.path / "finding.glb");
+  CHECK_THROWS_WITH_AS(rt::parse_scene_file((d.path / "finding.glb").string()),
+                       doctest::Contains("runs past the end of its buffer"), rt::SceneError);
+}

@@ -49,10 +49,30 @@ bool refuse_write(std::string* err, const std::string&, const std::vector<unsign
   return false;
 }
 
+// tinygltf 2.7 hands an image stored in a bufferView over as &buffer[view.byteOffset] with
+// view.byteLength bytes, without checking that the view lies inside the buffer (a GLB whose
+// view runs past its BIN chunk made us copy beyond the heap block: found by fuzz_gltf). The
+// model being loaded already holds its buffers and views at that point, so check here.
+bool image_view_in_bounds(const tinygltf::Model& model, int view_index, std::string* err) {
+  if (view_index < 0) return true;  // a URI, not a view
+  if (view_index >= static_cast<int>(model.bufferViews.size())) {
+    if (err) *err += "an image refers to bufferView " + std::to_string(view_index) + ", which does not exist\n";
+    return false;
+  }
+  const tinygltf::BufferView& view = model.bufferViews[view_index];
+  if (view.buffer < 0 || view.buffer >= static_cast<int>(model.buffers.size()) ||
+      uint64_t{view.byteOffset} + view.byteLength > model.buffers[view.buffer].data.size()) {
+    if (err) *err += "image bufferView " + std::to_string(view_index) + " runs past the end of its buffer\n";
+    return false;
+  }
+  return true;
+}
+
 // Images are not decoded here (OpenImageIO does that, lazily): embedded ones keep their raw
-// bytes in Image::image for gltf_images.cpp; external ones only their URI.
-bool keep_image_bytes(tinygltf::Image* image, const int, std::string*, std::string*, int, int,
-                      const unsigned char* bytes, int size, void*) {
+// bytes in Image::image for gltf_materials.cpp; external ones only their URI.
+bool keep_image_bytes(tinygltf::Image* image, const int, std::string* err, std::string*, int, int,
+                      const unsigned char* bytes, int size, void* model) {
+  if (!image_view_in_bounds(*static_cast<const tinygltf::Model*>(model), image->bufferView, err)) return false;
   bool embedded = image->uri.empty() || image->uri.rfind("data:", 0) == 0;
   if (embedded && bytes && size > 0) image->image.assign(bytes, bytes + size);
   image->width = image->height = -1;
@@ -125,7 +145,7 @@ GltfDocument read_gltf_document(const std::string& path) {
   doc.dir = fs::path(doc.path).parent_path().string();
   doc.model = std::make_unique<tinygltf::Model>();
   tinygltf::TinyGLTF loader;
-  loader.SetImageLoader(keep_image_bytes, nullptr);
+  loader.SetImageLoader(keep_image_bytes, doc.model.get());
   loader.SetFsCallbacks({file_exists, expand_nothing, read_whole_file, refuse_write, nullptr});
   std::string err, warn;
   bool ok = false;
