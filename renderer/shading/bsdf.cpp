@@ -10,10 +10,13 @@ namespace rt {
 namespace {
 
 // GGX (Trowbridge-Reitz) normal distribution and Smith masking, in the local frame.
+// D = a^2 / (pi (cos^2 (a^2 - 1) + 1)^2), with the bracket written as cos^2 a^2 + sin^2 and
+// sin^2 taken from h's tangential components: "c2 (a2 - 1) + 1" cancels catastrophically in
+// float near the peak of a smooth lobe (glTF roughness near 0: alpha ~ 1e-4), which made D
+// hundreds of times too small there and lost most of a smooth coat's reflection.
 float ggx_d(Vec3 h, float alpha) {
-  float c2 = h.z * h.z;
   float a2 = alpha * alpha;
-  float d = c2 * (a2 - 1) + 1;
+  float d = h.z * h.z * a2 + (h.x * h.x + h.y * h.y);
   return a2 / (k_pi * d * d);
 }
 float smith_g1(Vec3 v, float alpha) {
@@ -24,7 +27,7 @@ float smith_g1(Vec3 v, float alpha) {
 Vec3 sample_ggx_half(Vec2 u, float alpha) {
   float tan2 = alpha * alpha * u.x / std::max(1 - u.x, 1e-7f);
   float cos_t = 1 / std::sqrt(1 + tan2);
-  float sin_t = std::sqrt(std::max(0.0f, 1 - cos_t * cos_t));
+  float sin_t = std::sqrt(tan2 / (1 + tan2));  // not sqrt(1 - cos^2): cos_t rounds to 1 for tiny tan2
   float phi = 2 * k_pi * u.y;
   return {sin_t * std::cos(phi), sin_t * std::sin(phi), cos_t};
 }
