@@ -33,23 +33,14 @@ Vec3 apply_normal_map(const Scene& scene, const MaterialDesc& m, const SurfaceHi
   return is_finite(n) ? n : ns;
 }
 
-// Height-map bump: the height's slope along u and v (one texel apart) tilts the normal.
+// Height-map bump: the height's slope along u and v tilts the normal (pbrt's bump mapping,
+// displacement along the normal). One filtered lookup gives the height's derivatives.
 Vec3 apply_bump_map(const Scene& scene, const MaterialDesc& m, const SurfaceHit& hit, Vec3 ns) {
-  auto [w, h] = scene.textures.resolution(m.bump_map.texture);
-  if (w <= 0 || h <= 0) return ns;
-  HitUvs uvs = uvs_of(hit);
-  float du = 1.0f / static_cast<float>(w), dv = 1.0f / static_cast<float>(h);
-  auto height = [&](Vec2 shift) {
-    HitUvs shifted = uvs;
-    (m.bump_map.uv_set == 1 ? shifted.uv1 : shifted.uv0) = (m.bump_map.uv_set == 1 ? uvs.uv1 : uvs.uv0) + shift;
-    return luminance(scene.textures.raw(m.bump_map, hit.p, shifted).rgb);
-  };
+  if (scene.textures.resolution(m.bump_map.texture).first <= 0) return ns;
+  TextureStore::Gradient g = scene.textures.first_channel_gradient(m.bump_map, uvs_of(hit));
   // bump_scale is in uv units; the surface's length per uv unit turns it into scene units.
   float scale = m.bump_scale * std::sqrt(length(hit.dpdu) * length(hit.dpdv));
-  float h0 = height({0, 0});
-  float dhdu = (height({du, 0}) - h0) / du * scale;
-  float dhdv = (height({0, dv}) - h0) / dv * scale;
-  Vec3 pu = hit.dpdu + ns * dhdu, pv = hit.dpdv + ns * dhdv;
+  Vec3 pu = hit.dpdu + ns * (g.d_du * scale), pv = hit.dpdv + ns * (g.d_dv * scale);
   Vec3 n = normalize(cross(pu, pv));
   if (!is_finite(n)) return ns;
   return dot(n, ns) < 0 ? -n : n;

@@ -128,15 +128,47 @@ Vec2 TextureStore::st(const TextureRef& ref, const HitUvs& uvs) const {
   return {m[0][0] * u + m[0][1] * v + m[0][2], m[1][0] * u + m[1][1] * v + m[1][2]};
 }
 
+namespace {
+
+// Bilinear on the finest level, no footprint: deterministic (see texture.h).
+OIIO::TextureOpt lookup_options(const TextureDesc& d) {
+  OIIO::TextureOpt opt;
+  opt.swrap = to_oiio(d.wrap_s);
+  opt.twrap = to_oiio(d.wrap_t);
+  opt.mipmode = OIIO::TextureOpt::MipModeNoMIP;
+  opt.interpmode = OIIO::TextureOpt::InterpBilinear;
+  return opt;
+}
+
+}  // namespace
+
+TextureStore::Gradient TextureStore::first_channel_gradient(const TextureRef& ref, const HitUvs& uvs) const {
+  const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
+  Gradient g;
+  Vec2 at = st(ref, uvs);
+  if (!e.handle || !std::isfinite(at.x) || !std::isfinite(at.y)) return g;
+  OIIO::TextureOpt opt = lookup_options(e.desc);
+  float value = 0, d_ds = 0, d_dt = 0;
+  if (!m_system->texture(e.handle, nullptr, opt, at.x, at.y, 0, 0, 0, 0, 1, &value, &d_ds, &d_dt)) {
+    (void)m_system->geterror();
+    return g;
+  }
+  // (s, t) = M (u k, 1 - v k) with k = the scene format's repeat count: the chain rule.
+  const float k = e.desc.scale;
+  const auto& m = ref.transform.m;
+  float ds_du = m[0][0] * k, ds_dv = -m[0][1] * k, dt_du = m[1][0] * k, dt_dv = -m[1][1] * k;
+  g.value = value;
+  g.d_du = d_ds * ds_du + d_dt * dt_du;
+  g.d_dv = d_ds * ds_dv + d_dt * dt_dv;
+  if (!std::isfinite(g.d_du) || !std::isfinite(g.d_dv)) g.d_du = g.d_dv = 0;
+  return g;
+}
+
 TexelValue TextureStore::raw_at_st(int index, Vec2 st) const {
   const Entry& e = *m_entries[static_cast<size_t>(index)];
   TexelValue out;
   if (!e.handle || !std::isfinite(st.x) || !std::isfinite(st.y)) return out;
-  OIIO::TextureOpt opt;
-  opt.swrap = to_oiio(e.desc.wrap_s);
-  opt.twrap = to_oiio(e.desc.wrap_t);
-  opt.mipmode = OIIO::TextureOpt::MipModeNoMIP;
-  opt.interpmode = OIIO::TextureOpt::InterpBilinear;
+  OIIO::TextureOpt opt = lookup_options(e.desc);
   float texel[4] = {0, 0, 0, 1};
   int n = std::min(e.channels, 4);
   if (!m_system->texture(e.handle, nullptr, opt, st.x, st.y, 0, 0, 0, 0, n, texel)) {

@@ -66,6 +66,12 @@ class TextureStore {
   // The texture's uv (after transform), in OpenImageIO's s/t (t down the image).
   Vec2 st(const TextureRef& ref, const HitUvs& uvs) const;
   TexelValue raw_at_st(int index, Vec2 st) const;
+  // The first channel and its derivatives along the hit's u and v (of the ref's uv set), from
+  // one filtered lookup: what a bump map needs.
+  struct Gradient {
+    float value = 0, d_du = 0, d_dv = 0;
+  };
+  Gradient first_channel_gradient(const TextureRef& ref, const HitUvs& uvs) const;
 
  private:
   struct Entry;
