@@ -71,24 +71,49 @@ struct TextureStore::Entry {
   bool srgb = false;  // integer texels hold sRGB-encoded colours
 };
 
-TextureStore::TextureStore(int cache_mb) : m_system(OIIO::TextureSystem::create(/*shared=*/false)) {
-  m_system->attribute("max_memory_MB", static_cast<float>(cache_mb));
-  // Untiled, unmipped files (JPEG, PNG) are cut into 64^2 tiles as they are read, so a
-  // lookup decodes only the part of a big texture it touches into the cache.
-  m_system->attribute("autotile", 64);
-  m_system->attribute("automip", 0);
-  m_system->attribute("accept_untiled", 1);
-  m_system->attribute("accept_unmipped", 1);
-  m_system->attribute("max_open_files", 100);
+namespace {
+
+// One TextureSystem per process, never destroyed: OpenImageIO 2.4's TextureSystem::destroy()
+// deletes the object through a base pointer of another size (AddressSanitizer reports a
+// new-delete type mismatch inside libOpenImageIO), and a process-wide cache is what OIIO
+// intends anyway. Each TextureStore releases its own files again (see ~TextureStore).
+OIIO::TextureSystem* process_texture_system() {
+  static OIIO::TextureSystem* system = [] {
+    OIIO::TextureSystem* ts = OIIO::TextureSystem::create(/*shared=*/false);
+    // Untiled, unmipped files (JPEG, PNG) are cut into 64^2 tiles as they are read, so a
+    // lookup decodes only the part of a big texture it touches into the cache.
+    ts->attribute("autotile", 64);
+    ts->attribute("automip", 0);
+    ts->attribute("accept_untiled", 1);
+    ts->attribute("accept_unmipped", 1);
+    ts->attribute("max_open_files", 100);
+    return ts;
+  }();
+  return system;
 }
 
-TextureStore::~TextureStore() { OIIO::TextureSystem::destroy(m_system, /*teardown_imagecache=*/true); }
+}  // namespace
+
+TextureStore::TextureStore(int cache_mb) : m_system(process_texture_system()) {
+  // The cap is the process's: the scene loaded last sets it (a process renders one scene at
+  // a time).
+  m_system->attribute("max_memory_MB", static_cast<float>(cache_mb));
+}
+
+TextureStore::~TextureStore() {
+  // Closes the files and frees their tiles, so a worker that renders job after job does not
+  // keep the textures of finished jobs.
+  for (const auto& e : m_entries)
+    if (e->handle) m_system->invalidate(OIIO::ustring(e->desc.path), /*force=*/true);
+}
 
 int TextureStore::add(const TextureDesc& desc) {
   auto e = std::make_unique<Entry>();
   e->desc = desc;
   if (desc.kind == TextureKind::image) {
     OIIO::ustring name(desc.path);
+    // A file rewritten at the same path since the cache last saw it must be read again.
+    m_system->invalidate(name, /*force=*/false);
     OIIO::ImageSpec spec;
     if (!m_system->get_imagespec(name, 0, spec)) {
       std::string why = m_system->geterror();
