@@ -54,6 +54,8 @@ def parse_args():
                    help="shade plain dielectric Principled BSDFs (no specular, metal, transmission) "
                         "as ours does MTL Kd-only materials: Lambertian Diffuse BSDF, or Emission "
                         "alone when emissive")
+    p.add_argument("--no-tf-transmission", action="store_true",
+                   help="OBJ: undo the importer's Transmission = 1 from MTL 'Tf 1 1 1' (3ds Max exports)")
     p.add_argument("--dedup-faces", action="store_true",
                    help="delete faces that repeat another face's corners (McGuire's Cornell box has two)")
     p.add_argument("--two-sided-emission", action="store_true", help="keep Cycles' two-sided emitters")
@@ -176,6 +178,11 @@ def adjust_materials(is_obj):
         for node in list(nt.nodes):
             if node.type != "BSDF_PRINCIPLED":
                 continue
+            if ARGS.no_tf_transmission and is_obj:
+                # 3ds Max's exporter writes "Tf 1 1 1" (no transmission filter) on every
+                # material, and Blender 3.4's OBJ importer turns Tf into Transmission = 1:
+                # Sponza in Cycles became rough glass everywhere (dark, with caustic fireflies).
+                node.inputs["Transmission"].default_value = 0.0
             out_links = [l for l in nt.links if l.from_node == node]
             emit = node.inputs["Emission"]
             emissive = emit.is_linked or any(c > 0 for c in emit.default_value[:3])
