@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What textures cost: load time, render time and peak memory of `farm single` with 2 threads on
 the textured Sponza (OBJ + 17 JPEGs) and DamagedHelmet (glTF, four 2048^2 JPEGs), each with its
-textures (texture cache capped at 1024 MiB, and at 32 MiB) and without them (the same geometry with
+textures (texture cache capped at 1024 MiB, and at 128 MiB) and without them (the same geometry with
 one grey material), measured side by side in one run, median of --reps.
 Needs ../shared/scenes. Writes results/bench_textures.md.
 Usage: tools/bench/textured_scenes.py [--farm PATH] [--reps N] [--out FILE]"""
@@ -56,10 +56,10 @@ def main():
                                 "[environment]\ncolor = [1, 1, 1]\n"))
     cases = [
         ("Sponza", "textured, cache 1024 MiB", sponza_textured, []),
-        ("Sponza", "textured, cache 32 MiB", sponza_textured, ["--texture-cache", "32"]),
+        ("Sponza", "textured, cache 128 MiB", sponza_textured, ["--texture-cache", "128"]),
         ("Sponza", "one grey material", sponza_plain, []),
         ("DamagedHelmet", "textured, cache 1024 MiB", helmet_plain.replace("_plain", "_textured"), []),
-        ("DamagedHelmet", "textured, cache 32 MiB", helmet_plain.replace("_plain", "_textured"), ["--texture-cache", "32"]),
+        ("DamagedHelmet", "textured, cache 128 MiB", helmet_plain.replace("_plain", "_textured"), ["--texture-cache", "128"]),
         ("DamagedHelmet", "one grey material", helmet_plain, []),
     ]
     # The textured helmet: the glTF imported whole, with the plain version's camera and sky.
