@@ -107,6 +107,7 @@ int run_single(const SingleOptions& o) {
     load.embree_threads = threads;
     load.texture_cache_mb = o.render.texture_cache_mb;
     scene = rt::load_scene(desc, load);
+    for (const std::string& notice : scene->notices) spdlog::warn("{}: {}", o.render.scene_path, notice);
   } catch (const rt::SceneError& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;

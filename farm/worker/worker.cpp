@@ -223,6 +223,7 @@ void Worker::start_loading() {
     rt::LoadOptions load;
     load.embree_threads = m_threads;
     auto scene = rt::load_scene(desc, load);
+    for (const std::string& notice : scene->notices) spdlog::warn("{}: {}", scene_path, notice);
     uint64_t one = 1;
     (void)::write(m_event_fd, &one, sizeof one);
     return scene;

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "embree/embree_handles.h"
@@ -83,6 +84,8 @@ struct Scene {
   // Some material emits or the environment is not black: a path's last ray can find light.
   bool has_emission = false;
   LoadStats stats;
+  // One-line remarks for the user found while loading (e.g. nothing emits light).
+  std::vector<std::string> notices;
 
   MaterialUse material_use(int material) const {
     return material >= 0 && material < static_cast<int>(material_uses.size()) ? material_uses[material]

@@ -385,6 +385,12 @@ std::unique_ptr<Scene> load_scene(const SceneDesc& desc, const LoadOptions& opti
   scene->has_emission = !scene->environment.is_black() ||
                         std::any_of(scene->materials.begin(), scene->materials.end(),
                                     [](const MaterialDesc& m) { return has_emission(m); });
+  if (scene->lights.empty() && !scene->has_emission) {
+    // Usually a data slip (an MTL without the light's material, a glTF exported without lights
+    // into a TOML scene that gives none): say so rather than silently writing a black image.
+    scene->notices.push_back("nothing in the scene emits light (no lights, no emissive material, a black "
+                             "environment): the image will be black");
+  }
   scene->lights.set_environment(&scene->environment);
   scene->lights.finalize(scene->scene_radius);
   return scene;

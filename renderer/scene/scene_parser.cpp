@@ -362,6 +362,13 @@ SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search) {
       throw SceneError(path + ": " + e.what());
     }
   }
+  if (ext == ".obj" || ext == ".ply" || ext == ".fbx" || ext == ".mtl") {
+    // Unlike glTF, these carry no camera or lights; reading them as TOML would only report a
+    // baffling syntax error on their first line.
+    throw SceneError("'" + path + "' is a mesh file, not a scene: place it in a TOML scene ([[object]] type = \"mesh\", "
+                     "path = \"" + std::filesystem::path(path).filename().string() +
+                     "\"; see docs/real-scenes.md), or render a .gltf/.glb file directly");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SceneError("cannot open scene file '" + path + "'");
   // Read in chunks up to one byte past the limit: a huge file (or an endless pipe) is

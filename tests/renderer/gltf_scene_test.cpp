@@ -153,6 +153,32 @@ TEST_CASE("glTF: a file without camera or light gets a framing camera and a whit
   CHECK(test_render::mean_channel(rgba, 16, 7, 7, 9, 9, 0) > 0.1);  // the lit quad in the middle
 }
 
+TEST_CASE("A scene in which nothing emits light loads with a notice that the image will be black") {
+  Dir d("unlit_notice");
+  QuadOptions o;
+  o.material_json = R"([{"pbrMetallicRoughness": {"baseColorFactor": [0.5, 0.5, 0.5, 1]}}])";
+  rt::SceneDesc desc = rt::parse_scene_file(gltf_fixture::write_quad(d.path, "unlit", o));
+  CHECK(rt::load_scene(desc)->notices.empty());  // the default white sky lights it
+  desc.environment.color = rt::Color{0.0f};
+  auto scene = rt::load_scene(desc);
+  REQUIRE(scene->notices.size() == 1);
+  CHECK(scene->notices[0].find("nothing in the scene emits light") != std::string::npos);
+}
+
+TEST_CASE("An OBJ/PLY file given as the scene is refused with a hint, not a TOML syntax error") {
+  Dir d("mesh_as_scene");
+  fs::path obj = d.path / "box.obj";
+  std::ofstream(obj) << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  try {
+    (void)rt::parse_scene_file(obj.string());
+    FAIL("a mesh file was accepted as a scene");
+  } catch (const rt::SceneError& e) {
+    std::string what = e.what();
+    CHECK(what.find("box.obj' is a mesh file, not a scene") != std::string::npos);
+    CHECK(what.find("[[object]]") != std::string::npos);
+  }
+}
+
 TEST_CASE("glTF: --camera picks a camera by name or index; an unknown one lists them") {
   Dir d("gltf_cameras");
   QuadOptions o;
