@@ -552,7 +552,7 @@ int Master::run() {
     if (m_scheduler->live_workers() > 0) {
       m_alone_since = t;
     } else if (m_o.give_up_after > 0 && t - m_alone_since >= m_o.give_up_after) {
-      spdlog::error("no worker for {:.0f} s (--give-up-after): no image written{}", t - m_alone_since, journal_hint());
+      spdlog::error("no worker for {:g} s (--give-up-after): no image written{}", m_o.give_up_after, journal_hint());
       return k_exit_failure;
     }
     if (t - m_last_heartbeat >= m_o.heartbeat_interval) heartbeat_round();
