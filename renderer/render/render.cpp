@@ -48,9 +48,9 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
         Color sum{0.0f};
         const uint64_t key = pixel_key(settings.seed, frame, x, y);
         for (int s = 0; s < spp; ++s) {
-          PixelSampler sampler(key, s);
-          Vec2 film = sampler.stratified2(0);
-          Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.stratified2(1);  // unused by a pinhole
+          PixelSampler sampler(key, s, spp);
+          Vec2 film = sampler.camera2(0);
+          Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.camera2(1);  // unused by a pinhole
           Ray ray = camera.generate({x + film.x, y + film.y}, lens);
           ++rc.camera;
           Color c = whitted ? trace_whitted(tracer, ray, sampler, rc) : trace_path(tracer, ray, sampler, rc);

@@ -1,5 +1,5 @@
-// Counter-based random numbers: a pixel sample's numbers depend only on
-// (seed, frame, x, y, sample index, dimension), never on threads, tiles or call order.
+// Counter-based sample numbers: a pixel sample's numbers depend only on
+// (seed, frame, x, y, sample index, spp, dimension), never on threads, tiles or call order.
 // This is what makes any tiling of the image byte-identical to rendering it whole.
 #pragma once
 
@@ -7,18 +7,11 @@
 #include <cstdint>
 
 #include "math/vec.h"
+#include "sampling/sobol.h"
 
 namespace rt {
 
-// Murmur3's 64-bit finaliser: a bijective avalanche mix.
-inline uint64_t mix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
+using sobol::mix64;
 
 inline uint64_t hash_combine(uint64_t a, uint64_t b) { return mix64(a ^ (mix64(b) + 0x9e3779b97f4a7c15ULL)); }
 
@@ -32,39 +25,51 @@ inline uint64_t pixel_key(uint64_t seed, int frame, int x, int y) {
   return hash_combine(h, static_cast<uint64_t>(static_cast<uint32_t>(y)));
 }
 
+// The numbers of one pixel sample. Every call takes the next dimension (a pair for next2());
+// its value is a scrambled Sobol point (sampling/sobol.h) of this sample's index among the
+// pixel's `spp`, so the pixel's samples are stratified in every dimension and every pair, at any
+// spp (best at powers of two), whatever the tiling.
 class PixelSampler {
  public:
-  // `pixel_key_value` from pixel_key(seed, frame, x, y).
-  PixelSampler(uint64_t pixel_key_value, int sample_index)
+  // `pixel_key_value` from pixel_key(seed, frame, x, y); `sample_index` in [0, spp).
+  PixelSampler(uint64_t pixel_key_value, int sample_index, int spp)
       : m_pixel_key(pixel_key_value),
-        m_key(hash_combine(pixel_key_value, static_cast<uint64_t>(sample_index))),
-        m_sample(static_cast<uint32_t>(sample_index)) {}
+        m_sample(static_cast<uint32_t>(sample_index)),
+        m_spp(static_cast<uint32_t>(spp > 0 ? spp : 1)) {}
 
-  // Next independent uniform number in [0, 1).
-  float next() { return u64_to_unit_float(hash_combine(m_key, m_dimension++)); }
-  Vec2 next2() {
-    float a = next();
-    return {a, next()};
+  float next() {
+    Scramble s = scramble(m_dimension++);
+    return sobol::to_unit_float(sobol::scrambled_dimension0(s.index, s.seed_x));
   }
+  Vec2 next2() { return pair(m_dimension++); }
 
-  // Low-discrepancy 2D point for the pixel's `which`-th stratified pair (0 = film, 1 = lens):
-  // the R2 sequence (Roberts 2018) over the pixel's samples, shifted per pixel by a hashed
-  // Cranley-Patterson rotation so neighbouring pixels do not share a pattern. Computed in
-  // 32-bit fixed point: wrap-around is the "mod 1", and no float rounding mode is involved.
-  Vec2 stratified2(int which) const {
-    constexpr uint32_t a1 = 3242174889u;  // 2^32 / g, g = 1.32471795724474602596 (plastic number)
-    constexpr uint32_t a2 = 2447445414u;  // 2^32 / g^2
-    uint64_t shift_key = hash_combine(m_pixel_key, 0xabcdef00ULL + static_cast<uint64_t>(which));
-    uint32_t fx = static_cast<uint32_t>(shift_key) + a1 * m_sample;
-    uint32_t fy = static_cast<uint32_t>(shift_key >> 32) + a2 * m_sample;
-    return {static_cast<float>(fx >> 8) * (1.0f / 16777216.0f), static_cast<float>(fy >> 8) * (1.0f / 16777216.0f)};
-  }
+  // The camera's pairs, kept apart from the integrator's: 0 = position in the pixel, 1 = lens.
+  Vec2 camera2(int which) const { return pair(static_cast<uint32_t>(which)); }
 
  private:
+  static constexpr uint32_t k_first_integrator_dimension = 2;
+
+  struct Scramble {
+    uint32_t index;  // this sample's shuffled index for the dimension
+    uint32_t seed_x, seed_y;
+  };
+  // One 64-bit hash per dimension: its low half seeds the index shuffle, its high half the
+  // first coordinate's scramble; the second coordinate's seed is the first's, mixed again.
+  Scramble scramble(uint32_t dimension) const {
+    uint64_t h = mix64(m_pixel_key ^ (static_cast<uint64_t>(dimension + 1) * 0x9e3779b97f4a7c15ULL));
+    uint32_t seed_x = static_cast<uint32_t>(h >> 32);
+    return {sobol::shuffle_index(m_sample, m_spp, static_cast<uint32_t>(h)), seed_x, sobol::mix32(seed_x ^ 0x5bd1e995u)};
+  }
+  Vec2 pair(uint32_t dimension) const {
+    Scramble s = scramble(dimension);
+    return {sobol::to_unit_float(sobol::scrambled_dimension0(s.index, s.seed_x)),
+            sobol::to_unit_float(sobol::scrambled_dimension1(s.index, s.seed_y))};
+  }
+
   uint64_t m_pixel_key = 0;
-  uint64_t m_key = 0;
-  uint64_t m_dimension = 0;
   uint32_t m_sample = 0;
+  uint32_t m_spp = 1;
+  uint32_t m_dimension = k_first_integrator_dimension;
 };
 
 }  // namespace rt

@@ -1,0 +1,114 @@
+// Owen-scrambled, index-shuffled Sobol points: the building blocks of PixelSampler.
+//
+// Each pair of dimensions of a path (film position, light sample, BSDF sample, ...) takes the
+// first two Sobol dimensions, a (0,2)-sequence: any 2^k consecutive points from index 0 put one
+// point in each of the 2^k elementary intervals of every shape (1 x 2^k, 2 x 2^(k-1), ...), so a
+// pixel's 16 samples are stratified over the unit square in all of those ways at once. Pairs are
+// decorrelated from each other ("padding", as in Cycles' and pbrt-v4's padded samplers) by
+// shuffling the sample index per pair, and each coordinate is Owen-scrambled with a seed of its
+// own so that neighbouring pixels and different pairs do not share a pattern. Owen scrambling
+// keeps the stratification; it is done with Laine and Karras' hash on reversed bits, as in
+// Burley, "Practical Hash-based Owen Scrambling" (JCGT 2020), whose multipliers are used here.
+//
+// Everything is integer arithmetic: results depend on nothing but the arguments.
+#pragma once
+
+#include <cstdint>
+
+namespace rt::sobol {
+
+// Murmur3's 64-bit finaliser (a bijective avalanche mix).
+inline uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+// Murmur3's 32-bit finaliser.
+inline uint32_t mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+inline uint32_t reverse_bits(uint32_t x) {
+  x = (x << 16) | (x >> 16);
+  x = ((x & 0x00ff00ffu) << 8) | ((x & 0xff00ff00u) >> 8);
+  x = ((x & 0x0f0f0f0fu) << 4) | ((x & 0xf0f0f0f0u) >> 4);
+  x = ((x & 0x33333333u) << 2) | ((x & 0xccccccccu) >> 2);
+  x = ((x & 0x55555555u) << 1) | ((x & 0xaaaaaaaau) >> 1);
+  return x;
+}
+
+// A bijection of 32-bit words in which output bit i depends only on input bits 0..i (adding a
+// seed carries upwards; x ^= x * even only mixes lower bits into higher ones). Restricted to the
+// low k bits it is therefore also a bijection of [0, 2^k).
+inline uint32_t laine_karras(uint32_t x, uint32_t seed) {
+  x += seed;
+  x ^= x * 0x6c50b47cu;
+  x ^= x * 0xb82f1e52u;
+  x ^= x * 0xc7afe638u;
+  x ^= x * 0x8d22f6e6u;
+  return x;
+}
+
+// Owen scrambling of a 32-bit fixed-point value in [0, 1): each digit is flipped depending on
+// the digits above it only, which keeps every elementary interval's point count.
+inline uint32_t owen_scramble(uint32_t v, uint32_t seed) {
+  return reverse_bits(laine_karras(reverse_bits(v), seed));
+}
+
+// A pseudo-random permutation of [0, n), n <= 2^30: element i (< n) of the permutation `seed`.
+// A four-round Feistel network on the smallest even number of bits that holds n - 1, with a
+// 32-bit hash as round function, cycle-walked back into [0, n) (terminates: the walk follows
+// i's cycle, which returns to i). Every bit of the result depends on every bit of i: the cheap
+// triangular shuffle (laine_karras on the low bits) left bit 0 of every dimension's index equal
+// to i's bit 0 up to a constant, which correlated all dimensions and stalled convergence.
+inline uint32_t shuffle_index(uint32_t i, uint32_t n, uint32_t seed) {
+  if (n <= 1 || i >= n) return i;
+  int bits = 2;
+  while (bits < 30 && (n - 1) >> bits != 0) bits += 2;
+  const int half = bits / 2;
+  const uint32_t half_mask = (1u << half) - 1;
+  do {
+    uint32_t left = i >> half, right = i & half_mask;
+    for (uint32_t round = 0; round < 4; ++round) {
+      uint32_t next_right = left ^ (mix32(right ^ seed ^ (round * 0x9e3779b9u)) & half_mask);
+      left = right;
+      right = next_right;
+    }
+    i = (left << half) | right;
+  } while (i >= n);
+  return i;
+}
+
+// Sobol dimension 0 (van der Corput) and dimension 1 of point `i`, 32-bit fixed point.
+inline uint32_t dimension0(uint32_t i) { return reverse_bits(i); }
+inline uint32_t dimension1(uint32_t i) {
+  uint32_t r = 0;
+  for (uint32_t v = 1u << 31; i != 0; i >>= 1, v ^= v >> 1)
+    if (i & 1u) r ^= v;
+  return r;
+}
+
+// owen_scramble(dimension0(i), seed) and owen_scramble(dimension1(i), seed) without the bit
+// reversals that cancel (a third of the sampler's time went to reversing bits): dimension 1's
+// generator is built already reversed.
+inline uint32_t scrambled_dimension0(uint32_t i, uint32_t seed) { return reverse_bits(laine_karras(i, seed)); }
+inline uint32_t scrambled_dimension1(uint32_t i, uint32_t seed) {
+  uint32_t r = 0;
+  for (uint32_t v = 1; i != 0; i >>= 1, v ^= v << 1)
+    if (i & 1u) r ^= v;
+  return reverse_bits(laine_karras(r, seed));
+}
+
+// 24 high bits -> [0, 1) exactly representable in float, so never 1.0f.
+inline float to_unit_float(uint32_t v) { return static_cast<float>(v >> 8) * (1.0f / 16777216.0f); }
+
+}  // namespace rt::sobol
