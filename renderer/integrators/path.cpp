@@ -16,15 +16,19 @@ Color sample_direct(const Tracer& tracer, const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec
   float u_select = sampler.next();
   Vec2 u = sampler.next2();
   if (lights.empty() || bsdf.is_delta()) return Color{0.0f};
-  LightSample s = lights.sample(p, u_select, u);
-  if (!(s.pdf > 0) || is_black(s.radiance) || dot(s.wi, ng) <= 0) return Color{0.0f};
-  Color f = bsdf.eval(wo, s.wi);
-  if (is_black(f)) return Color{0.0f};
-  ++counts.shadow;
-  float t_max = std::isinf(s.distance) ? k_ray_infinity : s.distance * (1 - 1e-4f);
-  if (tracer.occluded(offset_origin(p, ng, s.wi), s.wi, t_max)) return Color{0.0f};
-  float weight = s.is_delta ? 1.0f : power_heuristic(s.pdf, bsdf.pdf(wo, s.wi));
-  return f * s.radiance * (weight / s.pdf);
+  auto contribution = [&](const LightSample& s) {
+    if (!(s.pdf > 0) || is_black(s.radiance) || dot(s.wi, ng) <= 0) return Color{0.0f};
+    Color f = bsdf.eval(wo, s.wi);
+    if (is_black(f)) return Color{0.0f};
+    ++counts.shadow;
+    float t_max = std::isinf(s.distance) ? k_ray_infinity : s.distance * (1 - 1e-4f);
+    if (tracer.occluded(offset_origin(p, ng, s.wi), s.wi, t_max)) return Color{0.0f};
+    float weight = s.is_delta ? 1.0f : power_heuristic(s.pdf, bsdf.pdf(wo, s.wi));
+    return f * s.radiance * (weight / s.pdf);
+  };
+  Color sum{0.0f};
+  for (const LightDesc& d : lights.deltas_sampled_apart()) sum += contribution(LightSet::sample_delta(d, p));
+  return sum + contribution(lights.sample(p, u_select, u));
 }
 
 }  // namespace

@@ -90,6 +90,13 @@ void LightSet::finalize(float scene_radius) {
   // The environment's "power" depends on the scene's extent, which one large ground plane
   // inflates by orders of magnitude and so starves every other light. Give it a fixed half
   // of the samples instead when other lights exist (MIS with BSDF sampling covers the rest).
+  // A few delta lights are cheap (one shadow ray each, no sampling): the path tracer lights
+  // every vertex by all of them and leaves them out of the selection, which then only has to
+  // choose among lights with extent. Selecting a sun against a sky instead made each noisy.
+  m_deltas_apart = !m_delta.empty() && m_delta.size() <= k_max_deltas_sampled_apart;
+  if (m_deltas_apart)
+    for (Light& l : m_lights)
+      if (l.delta_index >= 0) l.power = 0;
   double others = 0;
   for (const Light& l : m_lights)
     if (l.kind != Kind::environment) others += l.power;
@@ -100,10 +107,11 @@ void LightSet::finalize(float scene_radius) {
     total += m_lights[i].power;
     m_cdf[i + 1] = static_cast<float>(total);
   }
-  for (size_t i = 1; i < m_cdf.size(); ++i) {
-    m_cdf[i] = total > 0 ? static_cast<float>(m_cdf[i] / total) : static_cast<float>(i) / m_lights.size();
-  }
-  if (!m_cdf.empty()) m_cdf.back() = 1.0f;
+  // Lights that emit nothing (and delta lights sampled apart) are never selected; with
+  // nothing left to select, sample() finds nothing.
+  m_selectable = total > 0;
+  for (size_t i = 1; i < m_cdf.size(); ++i) m_cdf[i] = m_selectable ? static_cast<float>(m_cdf[i] / total) : 0.0f;
+  if (m_selectable) m_cdf.back() = 1.0f;
 
   m_area_index.clear();
   m_area_cdf.assign(1, 0.0f);
@@ -158,7 +166,7 @@ LightSample LightSet::sample_delta(const LightDesc& d, Vec3 p) {
 
 LightSample LightSet::sample(Vec3 p, float u_select, Vec2 u) const {
   LightSample s;
-  if (m_lights.empty()) return s;
+  if (!m_selectable) return s;
   auto it = std::upper_bound(m_cdf.begin(), m_cdf.end(), u_select);
   int index = std::clamp(static_cast<int>(it - m_cdf.begin()) - 1, 0, static_cast<int>(m_lights.size()) - 1);
   return sample_light(index, selection_pdf(index), p, u);

@@ -1,6 +1,7 @@
 // Every light the integrators can sample: delta lights from the scene file, emissive
-// triangles and spheres found in the geometry, and the environment. One light is picked
-// per shading point with probability proportional to its estimated power.
+// triangles and spheres found in the geometry, and the environment. A few delta lights are
+// all evaluated at every shading point; among the rest one is picked with probability
+// proportional to its estimated power.
 #pragma once
 
 #include <vector>
@@ -45,6 +46,12 @@ class LightSet {
   size_t size() const { return m_lights.size(); }
   const std::vector<LightDesc>& delta_lights() const { return m_delta; }
 
+  // Delta lights the path tracer evaluates at every vertex, outside sample(): all of them when
+  // there are at most k_max_deltas_sampled_apart, else none (then sample() selects them too).
+  static constexpr size_t k_max_deltas_sampled_apart = 8;
+  const std::vector<LightDesc>& deltas_sampled_apart() const { return m_deltas_apart ? m_delta : m_no_deltas; }
+
+  // One light chosen by power among the rest (area lights, environment, deltas if not apart).
   LightSample sample(Vec3 p, float u_select, Vec2 u) const;
   // Like sample(), but only among area emitters (triangles, spheres), chosen by power.
   // Whitted uses it for soft shadows; returns pdf 0 if the scene has no area emitters.
@@ -81,6 +88,9 @@ class LightSet {
   std::vector<int> m_area_index;     // lights that are triangles or spheres
   std::vector<float> m_area_cdf;     // size m_area_index.size() + 1
   float m_area_total = 0;
+  bool m_deltas_apart = false;
+  bool m_selectable = false;
+  std::vector<LightDesc> m_no_deltas;
   const Environment* m_env = nullptr;
   int m_env_index = -1;
   float m_scene_radius = 1;

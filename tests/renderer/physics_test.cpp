@@ -218,3 +218,53 @@ TEST_CASE("physics: a bright sun patch in an environment image converges without
   CHECK(worst < 0.5);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("physics: a plane under a sun and a uniform sky shows a (E cos / pi + L), with little noise") {
+  // Direct light only. The sun's part is exact at every sample (delta lights are evaluated at
+  // every vertex); the sky's comes from one importance-sampled, MIS-weighted light sample and one
+  // BSDF sample per path. When the sun and the sky competed for one light sample, 1-spp pixels
+  // scattered by 55% of the mean; now by 10%.
+  const std::string text = R"(
+[render]
+width = 16
+height = 16
+spp = 1
+integrator = "path"
+max_depth = 1
+[camera]
+position = [0, 5, 0.001]
+look_at = [0, 0, 0]
+fov = 20
+[environment]
+color = [0.5, 0.5, 0.5]
+[[light]]
+type = "directional"
+direction = [0, -1, -1]
+intensity = 3
+[[material]]
+name = "m"
+type = "diffuse"
+albedo = 0.6
+[[object]]
+type = "plane"
+material = "m"
+size = 1000
+)";
+  auto pixel_stats = [](const std::string& toml) {  // mean and standard deviation of red
+    auto img = test_render::render_full(*test_render::scene_from(toml));
+    double sum = 0, sum_sq = 0;
+    for (int i = 0; i < 16 * 16; ++i) {
+      sum += img[4 * i];
+      sum_sq += static_cast<double>(img[4 * i]) * img[4 * i];
+    }
+    const double mean = sum / 256;
+    return std::pair<double, double>{mean, std::sqrt(std::max(0.0, sum_sq / 256 - mean * mean))};
+  };
+  const double cos_sun = 1 / std::sqrt(2.0);
+  const double expected = 0.6 * (3 * cos_sun / 3.14159265358979 + 0.5);
+  std::string converged = text;
+  converged.replace(converged.find("spp = 1\n"), 8, "spp = 64\n");
+  CHECK(pixel_stats(converged).first == doctest::Approx(expected).epsilon(0.01));
+  auto [mean, spread] = pixel_stats(text);
+  CHECK(spread / mean < 0.2);
+}
