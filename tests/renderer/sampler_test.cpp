@@ -72,8 +72,10 @@ TEST_CASE("sampler: a pair is a (0,k,2)-net: one sample in every elementary inte
 
 TEST_CASE("sampler: dimensions are independent of each other within a pixel") {
   // For two independent dimensions, the share of a pixel's 16 samples that fall in the same half
-  // of [0, 1) in both is binomial: mean 1/2, variance 1/64. A shuffle that kept the index's low
-  // bit (as a first version did) makes it 0 or 1 in every pixel: variance 1/4.
+  // of [0, 1) in both is binomial: mean 1/2, variance 1/64. Burley's nested index shuffle keeps
+  // one structure: samples i and i^1 lie in opposite halves in every dimension, which doubles that
+  // variance (8 independent pairs instead of 16 samples; measured 0.031-0.035). A shuffle that
+  // kept the index's low bit (as a first version did) makes the share 0 or 1: variance 1/4.
   const int spp = 16, dimensions = 10, pixels = 400;
   std::vector<std::vector<double>> sum_sq(dimensions, std::vector<double>(dimensions, 0));
   std::vector<std::vector<double>> sum(dimensions, std::vector<double>(dimensions, 0));
@@ -91,7 +93,7 @@ TEST_CASE("sampler: dimensions are independent of each other within a pixel") {
   for (int a = 0; a < dimensions; ++a)
     for (int b = a + 1; b < dimensions; ++b) {
       CHECK_MESSAGE(std::fabs(sum[a][b] / pixels) < 0.03, "dimensions " << a << " and " << b);
-      CHECK_MESSAGE(sum_sq[a][b] / pixels < 2.0 / 64, "dimensions " << a << " and " << b);
+      CHECK_MESSAGE(sum_sq[a][b] / pixels < 3.0 / 64, "dimensions " << a << " and " << b);
     }
 }
 
