@@ -1,3 +1,4 @@
+#include <array>
 #include <cmath>
 
 #include "integrators/integrator.h"
@@ -10,11 +11,9 @@ namespace rt {
 namespace {
 
 // Light sampling half of next-event estimation, MIS-weighted against BSDF sampling.
-Color sample_direct(const Tracer& tracer, const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec3 wo, PixelSampler& sampler,
+Color sample_direct(const Tracer& tracer, const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec3 wo, float u_select, Vec2 u,
                     RayCounts& counts) {
   const LightSet& lights = tracer.scene().lights;
-  float u_select = sampler.next();
-  Vec2 u = sampler.next2();
   if (lights.empty() || bsdf.is_delta()) return Color{0.0f};
   auto contribution = [&](const LightSample& s) {
     if (!(s.pdf > 0) || is_black(s.radiance) || dot(s.wi, ng) <= 0) return Color{0.0f};
@@ -73,12 +72,14 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
     Vec3 n = hit.front ? sp.ns : -sp.ns;
     Vec3 ng = hit.front ? hit.ng : -hit.ng;
     Bsdf bsdf(sp.bsdf, n, hit.front);
-    radiance += throughput * sample_direct(tracer, bsdf, hit.p, ng, wo, sampler, counts);
+    // Two sample slots per vertex: (light point x, y, light choice, BSDF lobe) and (BSDF
+    // direction x, y, Russian roulette). The 2D warps get each slot's (0,2)-net pair.
+    const std::array<float, 4> u_light = sampler.next4();
+    const std::array<float, 4> u_bsdf = sampler.next4();
+    radiance += throughput * sample_direct(tracer, bsdf, hit.p, ng, wo, u_light[2], {u_light[0], u_light[1]}, counts);
     if (last_ray_useless && depth + 1 >= max_depth) break;
 
-    float u_lobe = sampler.next();
-    Vec2 u = sampler.next2();
-    auto bs = bsdf.sample(wo, u_lobe, u);
+    auto bs = bsdf.sample(wo, u_light[3], {u_bsdf[0], u_bsdf[1]});
     if (!bs) break;
     throughput *= bs->weight;
     if (is_black(throughput) || !is_finite(throughput)) break;
@@ -93,7 +94,7 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
     // Russian roulette after a few bounces, keeping the estimate unbiased.
     if (depth >= 3) {
       float q = std::fmin(0.95f, max_component(throughput));
-      if (sampler.next() >= q) break;
+      if (u_bsdf[2] >= q) break;
       throughput *= 1.0f / q;
     }
   }

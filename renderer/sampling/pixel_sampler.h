@@ -3,6 +3,7 @@
 // This is what makes any tiling of the image byte-identical to rendering it whole.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -25,10 +26,12 @@ inline uint64_t pixel_key(uint64_t seed, int frame, int x, int y) {
   return hash_combine(h, static_cast<uint64_t>(static_cast<uint32_t>(y)));
 }
 
-// The numbers of one pixel sample. Every call takes the next dimension (a pair for next2());
-// its value is a scrambled Sobol point (sampling/sobol.h) of this sample's index among the
-// pixel's `spp`, so the pixel's samples are stratified in every dimension and every pair, at any
-// spp (best at powers of two), whatever the tiling.
+// The numbers of one pixel sample. Every call takes the next dimension slot: one number, a
+// pair or a quadruple of a scrambled 4D Sobol point (sampling/sobol.h) of this sample's index
+// among the pixel's `spp`, so the pixel's samples are stratified in every number and the first
+// two of a pair or quadruple form a (0,2)-net, at any spp (best at powers of two), whatever the
+// tiling. Slots are decorrelated by shuffling the index per slot; a quadruple costs one shuffle,
+// which is most of a slot's cost.
 class PixelSampler {
  public:
   // `pixel_key_value` from pixel_key(seed, frame, x, y); `sample_index` in [0, spp).
@@ -38,32 +41,59 @@ class PixelSampler {
         m_spp(static_cast<uint32_t>(spp > 0 ? spp : 1)) {}
 
   float next() {
-    Scramble s = scramble(m_dimension++);
-    return sobol::to_unit_float(sobol::scrambled_dimension0(s.index, s.seed_x));
+    Slot s = slot(m_dimension++);
+    return sobol::to_unit_float(sobol::scrambled_point(0, s.index, s.seed));
   }
   Vec2 next2() { return pair(m_dimension++); }
+  // Four numbers; the first two are a (0,2)-net pair (give them to a 2D warp).
+  std::array<float, 4> next4() {
+    if (m_dimension >= k_last_stratified_slot) {
+      // Deep in a path (Russian roulette territory) stratification buys little and the
+      // scrambled points cost ten times a hash: independent numbers from two hashes.
+      uint64_t a = mix64(m_pixel_key ^ (static_cast<uint64_t>(m_dimension++) << 32 | m_sample));
+      uint64_t b = mix64(a + 0x9e3779b97f4a7c15ULL);
+      return {u64_to_unit_float(a), u64_to_unit_float(a << 24), u64_to_unit_float(b), u64_to_unit_float(b << 24)};
+    }
+    Slot s = slot(m_dimension++);
+    uint32_t reversed[4];
+    sobol::sobol_reversed4(s.index, reversed);
+    // The pair gets Owen scrambles (seeds s.seed + d * odd: distinct, no serial hashing); the
+    // last two numbers, used for 1D choices (light, lobe, roulette), a random digital shift,
+    // which keeps their stratification at a third of the cost.
+    std::array<float, 4> u;
+    for (int d = 0; d < 2; ++d)
+      u[d] = sobol::to_unit_float(
+          sobol::reverse_bits(sobol::laine_karras(reversed[d], s.seed + static_cast<uint32_t>(d) * 0x9e3779b9u)));
+    const uint32_t shift = static_cast<uint32_t>(s.shift_seed);
+    u[2] = sobol::to_unit_float(sobol::reverse_bits(reversed[2]) ^ shift);
+    u[3] = sobol::to_unit_float(sobol::reverse_bits(reversed[3]) ^ sobol::mix32(shift));
+    return u;
+  }
 
   // The camera's pairs, kept apart from the integrator's: 0 = position in the pixel, 1 = lens.
   Vec2 camera2(int which) const { return pair(static_cast<uint32_t>(which)); }
 
  private:
   static constexpr uint32_t k_first_integrator_dimension = 2;
+  // next4() slots from here on are independent hashes: the path tracer's first three vertices
+  // (two slots each) are stratified.
+  static constexpr uint32_t k_last_stratified_slot = k_first_integrator_dimension + 6;
 
-  struct Scramble {
-    uint32_t index;  // this sample's shuffled index for the dimension
-    uint32_t seed_x, seed_y;
+  struct Slot {
+    uint32_t index;       // this sample's shuffled index for the slot
+    uint32_t seed;        // the first number's scramble; the others' are derived from it
+    uint32_t shift_seed;  // next4's digital shifts
   };
-  // One 64-bit hash per dimension: its low half seeds the index shuffle, its high half the
-  // first coordinate's scramble; the second coordinate's seed is the first's, mixed again.
-  Scramble scramble(uint32_t dimension) const {
+  // One 64-bit hash per slot: its low half seeds the index shuffle, its high half the scrambles.
+  Slot slot(uint32_t dimension) const {
     uint64_t h = mix64(m_pixel_key ^ (static_cast<uint64_t>(dimension + 1) * 0x9e3779b97f4a7c15ULL));
-    uint32_t seed_x = static_cast<uint32_t>(h >> 32);
-    return {sobol::shuffle_index(m_sample, m_spp, static_cast<uint32_t>(h)), seed_x, sobol::mix32(seed_x ^ 0x5bd1e995u)};
+    uint32_t seed = static_cast<uint32_t>(h >> 32);
+    return {sobol::shuffle_index(m_sample, m_spp, static_cast<uint32_t>(h)), seed, seed * 0x2c1b3c6du + 0x297a2d39u};
   }
   Vec2 pair(uint32_t dimension) const {
-    Scramble s = scramble(dimension);
-    return {sobol::to_unit_float(sobol::scrambled_dimension0(s.index, s.seed_x)),
-            sobol::to_unit_float(sobol::scrambled_dimension1(s.index, s.seed_y))};
+    Slot s = slot(dimension);
+    return {sobol::to_unit_float(sobol::scrambled_point(0, s.index, s.seed)),
+            sobol::to_unit_float(sobol::scrambled_point(1, s.index, sobol::mix32(s.seed + 0x5bd1e995u)))};
   }
 
   uint64_t m_pixel_key = 0;

@@ -81,23 +81,83 @@ inline uint32_t shuffle_index(uint32_t i, uint32_t n, uint32_t seed) {
   return i;
 }
 
-// Sobol dimension 0 (van der Corput) and dimension 1 of point `i`, 32-bit fixed point.
-inline uint32_t dimension0(uint32_t i) { return reverse_bits(i); }
-inline uint32_t dimension1(uint32_t i) {
+// The first four dimensions of the Sobol sequence (Joe and Kuo's direction numbers: primitive
+// polynomials 1, x + 1, x^2 + x + 1, x^3 + x + 1 with initial m = {1}, {1}, {1, 3}, {1, 3, 1}).
+// Dimensions 0 and 1 together are a (0,2)-sequence. Each column is stored bit-reversed, so that
+// the Owen scramble (reverse, hash, reverse) needs one reversal instead of three.
+constexpr int k_dimensions = 4;
+
+struct ReversedDirections {
+  uint32_t v[k_dimensions][32];
+};
+
+constexpr uint32_t constexpr_reverse_bits(uint32_t x) {
   uint32_t r = 0;
-  for (uint32_t v = 1u << 31; i != 0; i >>= 1, v ^= v >> 1)
-    if (i & 1u) r ^= v;
+  for (int b = 0; b < 32; ++b) r |= ((x >> b) & 1u) << (31 - b);
   return r;
 }
 
-// owen_scramble(dimension0(i), seed) and owen_scramble(dimension1(i), seed) without the bit
-// reversals that cancel (a third of the sampler's time went to reversing bits): dimension 1's
-// generator is built already reversed.
-inline uint32_t scrambled_dimension0(uint32_t i, uint32_t seed) { return reverse_bits(laine_karras(i, seed)); }
-inline uint32_t scrambled_dimension1(uint32_t i, uint32_t seed) {
+constexpr ReversedDirections make_reversed_directions() {
+  ReversedDirections d{};
+  uint32_t v[32] = {};
+  for (int k = 0; k < 32; ++k) d.v[0][k] = 1u << k;  // van der Corput, already reversed
+  // dimension 1: degree 1, v_k = v_{k-1} ^ (v_{k-1} >> 1)
+  v[0] = 1u << 31;
+  for (int k = 1; k < 32; ++k) v[k] = v[k - 1] ^ (v[k - 1] >> 1);
+  for (int k = 0; k < 32; ++k) d.v[1][k] = constexpr_reverse_bits(v[k]);
+  // dimension 2: degree 2, a = 1: v_k = v_{k-1} ^ v_{k-2} ^ (v_{k-2} >> 2)
+  v[0] = 1u << 31;
+  v[1] = 3u << 30;
+  for (int k = 2; k < 32; ++k) v[k] = v[k - 1] ^ v[k - 2] ^ (v[k - 2] >> 2);
+  for (int k = 0; k < 32; ++k) d.v[2][k] = constexpr_reverse_bits(v[k]);
+  // dimension 3: degree 3, a = 1 (x^3 + x + 1): v_k = v_{k-2} ^ v_{k-3} ^ (v_{k-3} >> 3)
+  v[0] = 1u << 31;
+  v[1] = 3u << 30;
+  v[2] = 1u << 29;
+  for (int k = 3; k < 32; ++k) v[k] = v[k - 2] ^ v[k - 3] ^ (v[k - 3] >> 3);
+  for (int k = 0; k < 32; ++k) d.v[3][k] = constexpr_reverse_bits(v[k]);
+  return d;
+}
+
+inline constexpr ReversedDirections k_reversed_directions = make_reversed_directions();
+
+// Sobol dimension `dim` (0..3) of point `i`, 32-bit fixed point, unscrambled.
+inline uint32_t sobol_point(int dim, uint32_t i) {
   uint32_t r = 0;
-  for (uint32_t v = 1; i != 0; i >>= 1, v ^= v << 1)
-    if (i & 1u) r ^= v;
+  for (; i != 0; i &= i - 1) r ^= k_reversed_directions.v[dim][__builtin_ctz(i)];
+  return reverse_bits(r);
+}
+
+// All four dimensions' columns of index bit k side by side, for sobol_reversed4.
+struct ReversedColumns {
+  uint32_t v[32][k_dimensions];
+};
+constexpr ReversedColumns make_reversed_columns() {
+  ReversedColumns c{};
+  for (int k = 0; k < 32; ++k)
+    for (int d = 0; d < k_dimensions; ++d) c.v[k][d] = k_reversed_directions.v[d][k];
+  return c;
+}
+inline constexpr ReversedColumns k_reversed_columns = make_reversed_columns();
+
+// The four dimensions of point i, bit-reversed (one pass over i's set bits for all four).
+inline void sobol_reversed4(uint32_t i, uint32_t out[k_dimensions]) {
+  uint32_t r[k_dimensions] = {0, 0, 0, 0};
+  for (; i != 0; i &= i - 1) {
+    const uint32_t* column = k_reversed_columns.v[__builtin_ctz(i)];
+    for (int d = 0; d < k_dimensions; ++d) r[d] ^= column[d];
+  }
+  for (int d = 0; d < k_dimensions; ++d) out[d] = r[d];
+}
+
+// owen_scramble(sobol_point(dim, i), seed), with the reversals that cancel left out.
+inline uint32_t scrambled_point(int dim, uint32_t i, uint32_t seed) {
+  uint32_t r = 0;
+  if (dim == 0) {
+    r = i;
+  } else {
+    for (; i != 0; i &= i - 1) r ^= k_reversed_directions.v[dim][__builtin_ctz(i)];
+  }
   return reverse_bits(laine_karras(r, seed));
 }
 
