@@ -8,6 +8,7 @@
 #include <string>
 
 #include "integrators/integrator.h"
+#include "sampling/pixel_filter.h"
 
 namespace rt {
 
@@ -37,6 +38,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const int spp = settings.spp;
   const bool pinhole = !(scene.desc.camera.at_frame(frame).aperture > 0);
   const bool whitted = settings.integrator == IntegratorKind::whitted;
+  const PixelFilterSampler filter(settings.filter, settings.filter_width);
   tbb::combinable<RayCounts> local_counts;
 
   // 8x8 pixel grains: small enough to balance a 4x4..256x256 block over many threads.
@@ -51,7 +53,10 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
           PixelSampler sampler(key, s, spp);
           Vec2 film = sampler.camera2(0);
           Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.camera2(1);  // unused by a pinhole
-          Ray ray = camera.generate({x + film.x, y + film.y}, lens);
+          // Film position: the pixel's centre plus an offset distributed like the filter.
+          const float fx = static_cast<float>(x) + 0.5f + filter.offset(film.x);
+          const float fy = static_cast<float>(y) + 0.5f + filter.offset(film.y);
+          Ray ray = camera.generate({fx, fy}, lens);
           ++rc.camera;
           Color c = whitted ? trace_whitted(tracer, ray, sampler, rc) : trace_path(tracer, ray, sampler, rc);
           if (is_finite(c)) sum += c;  // a NaN sample must not poison the pixel

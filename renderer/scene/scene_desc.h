@@ -33,6 +33,11 @@ class SceneError : public std::runtime_error {
 
 enum class IntegratorKind { whitted, path };
 
+// How a pixel's samples are spread around its centre (filter importance sampling: each sample
+// lands where the filter puts weight, and the pixel is their plain mean, so a pixel still depends
+// on its own samples only). `box` of width 1 covers the pixel square exactly.
+enum class PixelFilter { box, gaussian, blackman_harris };
+
 struct RenderSettings {
   int width = 640;
   int height = 480;
@@ -43,6 +48,8 @@ struct RenderSettings {
   int frames = 1;                // frames are numbered 1..frames
   Color ambient{0.0f};           // whitted only: POV-Ray-like global ambient term (times albedo)
   float max_sample_value = 0.0f; // path only: clamp each sample's channels (0 = no clamp)
+  PixelFilter filter = PixelFilter::box;
+  float filter_width = 1.0f;     // pixels: the filter's whole support along x and along y
 };
 
 struct CameraKey {

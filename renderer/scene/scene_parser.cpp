@@ -127,7 +127,8 @@ const NumRange k_non_negative = NumRange::at_least(0);
 // ---------------------------------------------------------------- [render]
 
 void read_render(ParseContext& ctx, const TableReader& r) {
-  r.check_keys({"width", "height", "spp", "integrator", "max_depth", "seed", "frames", "ambient", "max_sample_value"});
+  r.check_keys({"width", "height", "spp", "integrator", "max_depth", "seed", "frames", "ambient", "max_sample_value",
+                "filter", "filter_width"});
   RenderSettings& s = ctx.scene.settings;
   s.width = static_cast<int>(r.get_int("width", s.width, 1, 16384));
   s.height = static_cast<int>(r.get_int("height", s.height, 1, 16384));
@@ -150,6 +151,21 @@ void read_render(ParseContext& ctx, const TableReader& r) {
   s.frames = static_cast<int>(r.get_int("frames", s.frames, 1, 100000));
   s.ambient = r.get_color("ambient", s.ambient, k_non_negative);
   s.max_sample_value = r.get_float("max_sample_value", s.max_sample_value, k_non_negative);
+  if (auto filter = r.get_string("filter")) {
+    if (*filter == "box") {
+      s.filter = PixelFilter::box;
+      s.filter_width = 1.0f;
+    } else if (*filter == "gaussian") {
+      s.filter = PixelFilter::gaussian;
+      s.filter_width = 1.5f;
+    } else if (*filter == "blackman-harris") {
+      s.filter = PixelFilter::blackman_harris;
+      s.filter_width = 1.5f;
+    } else {
+      r.fail_at("filter", "unknown pixel filter " + quote_name(*filter) + "; valid: box, gaussian, blackman-harris");
+    }
+  }
+  s.filter_width = r.get_float("filter_width", s.filter_width, NumRange::closed(0.5, 6));
 }
 
 // ---------------------------------------------------------------- [camera]

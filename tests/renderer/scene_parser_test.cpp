@@ -333,7 +333,7 @@ TEST_CASE("scene parser: unknown keys are errors with the nearest valid key") {
   CHECK(error_of("[render]\nwidht = 5\n") == "x.toml:2:1: unknown key 'widht' in [render]; did you mean 'width'?");
   CHECK(error_of("[render]\n  spp = 4\n  zzzzzz = 1\n") ==
         "x.toml:3:3: unknown key 'zzzzzz' in [render]; valid keys: width, height, spp, integrator, max_depth, "
-        "seed, frames, ambient, max_sample_value");
+        "seed, frames, ambient, max_sample_value, filter, filter_width");
   CHECK(error_of("[rendr]\n") == "x.toml:1:2: unknown key 'rendr' in the top level; did you mean 'render'?");
   CHECK(error_of("[[objects]]\n") == "x.toml:1:3: unknown key 'objects' in the top level; did you mean 'object'?");
   // A key of another type says which types it belongs to.
@@ -349,6 +349,10 @@ TEST_CASE("scene parser: wrong types, ranges and non-finite numbers name the val
   CHECK(error_of("[render]\nwidth = 16384\nheight = 16384\n") == "(no error)");
   CHECK(error_of("[render]\nintegrator = \"bidir\"\n") ==
         "x.toml:2:14: unknown integrator 'bidir'; valid: whitted, path");
+  CHECK(error_of("[render]\nfilter = \"mitchell\"\n") ==
+        "x.toml:2:10: unknown pixel filter 'mitchell'; valid: box, gaussian, blackman-harris");
+  CHECK(error_of("[render]\nfilter = \"gaussian\"\nfilter_width = 9\n") ==
+        "x.toml:3:16: 'filter_width' must be a number in 0.5..6, got 9");
   CHECK(error_of("[camera]\nposition = \"here\"\n") ==
         "x.toml:2:12: 'position': expected [x, y, z] (3 numbers), got a string");
   CHECK(error_of("[camera]\nposition = [1, 2]\n") ==
