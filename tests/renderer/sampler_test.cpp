@@ -31,7 +31,7 @@ PixelValues draw(uint64_t key, int spp, int dimensions) {
 
 }  // namespace
 
-TEST_CASE("sampler: shuffle_index is a permutation of [0, n) for any n") {
+TEST_CASE("sampler: shuffle_index is a permutation of 0..n-1 for any n") {
   for (uint32_t n : {1u, 2u, 3u, 5u, 16u, 17u, 100u, 1000u, 1024u, 4097u}) {
     for (uint32_t seed : {0u, 1u, 0xdeadbeefu}) {
       std::set<uint32_t> seen;
