@@ -65,6 +65,7 @@ def parse_args():
                    help="glTF importer's punctual-light unit conversion (SPEC divides by 683 lm/W)")
     p.add_argument("--no-file-lights", action="store_true", help="drop the glTF's own lights")
     p.add_argument("--time-out", help="JSON file for the render seconds")
+    p.add_argument("--seed", type=int, default=0, help="Cycles' sampling seed (default 0)")
     return p.parse_args(argv)
 
 
@@ -269,7 +270,7 @@ def configure(scene):
     c.samples = ARGS.spp
     c.use_adaptive_sampling = False
     c.use_denoising = False
-    c.seed, c.use_animated_seed = 0, False
+    c.seed, c.use_animated_seed = ARGS.seed, False
     bounces = max(0, ARGS.max_depth + ARGS.bounces_offset)
     c.max_bounces = c.diffuse_bounces = c.glossy_bounces = c.transmission_bounces = bounces
     c.volume_bounces = bounces
@@ -284,6 +285,45 @@ def configure(scene):
     for opt, val in (("use_light_tree", False), ("use_guiding", False)):  # newer Blenders only
         if hasattr(c, opt):
             setattr(c, opt, val)
+
+
+def timed_render():
+    """Runs the render; returns its wall seconds and the stats events [(seconds from the start,
+    text)]. Cycles reports its progress as stats lines ("Updating Scene BVH", ..., "Sample 0/N",
+    ..., "Finished") printed to stdout just before the render_stats handlers run (which get no
+    text in 3.4), so stdout goes to a file for the render and each handler call reads what was
+    added: their times split the render call into set-up (scene sync, kernel loading, BVH build,
+    light distributions) and path tracing proper."""
+    import os
+    import tempfile
+    capture = tempfile.NamedTemporaryFile(prefix="cycles_render_stats_", delete=False)
+    reader = open(capture.name, "rb")
+    events = []
+    t0 = time.perf_counter()
+
+    def on_stats(*_):
+        events.append((time.perf_counter() - t0, reader.read().decode(errors="replace")))
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(capture.fileno(), 1)
+    bpy.app.handlers.render_stats.append(on_stats)
+    try:
+        t0 = time.perf_counter()
+        bpy.ops.render.render(write_still=False)
+        seconds = time.perf_counter() - t0
+    finally:
+        bpy.app.handlers.render_stats.remove(on_stats)
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        reader.seek(0)
+        sys.stdout.write(reader.read().decode(errors="replace"))
+        sys.stdout.flush()
+        reader.close()
+        capture.close()
+        os.remove(capture.name)
+    return seconds, events
 
 
 def main():
@@ -315,15 +355,19 @@ def main():
         dedup_faces()
     configure(scene)
 
-    t0 = time.perf_counter()
-    bpy.ops.render.render(write_still=False)
-    seconds = time.perf_counter() - t0
+    seconds, events = timed_render()
+    first_sample = next((t for t, x in events if "| Sample " in x), None)
+    finished = next((t for t, x in reversed(events) if "| Finished" in x), None)
+    sample_seconds = finished - first_sample if first_sample is not None and finished is not None else None
     bpy.data.images["Render Result"].save_render(ARGS.out, scene=scene)
     print(f"cycles_render: {ARGS.out} {ARGS.width}x{ARGS.height} {ARGS.spp} spp, "
-          f"{scene.cycles.max_bounces} bounces, render {seconds:.3f} s", flush=True)
+          f"{scene.cycles.max_bounces} bounces, render {seconds:.3f} s"
+          + (f" (path tracing {sample_seconds:.3f} s)" if sample_seconds is not None else ""), flush=True)
     if ARGS.time_out:
         with open(ARGS.time_out, "w") as f:
-            json.dump({"render_seconds": seconds, "threads": ARGS.threads,
+            json.dump({"render_seconds": seconds, "sample_seconds": sample_seconds,
+                       "setup_seconds": first_sample,
+                       "seed": ARGS.seed, "threads": ARGS.threads,
                        "blender": bpy.app.version_string, "bounces": scene.cycles.max_bounces}, f)
 
 
