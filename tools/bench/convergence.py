@@ -327,7 +327,8 @@ def markdown(results, skipped, failed, args, argv):
           f"{os.cpu_count()} cores.",
           f"- Test images at {', '.join(map(str, args.spp))} spp (seed {TEST_SEED}); references of {args.ref_spp} spp "
           f"each, the mean of two halves of {args.ref_spp // 2} spp (seeds {REF_SEEDS[0]} and {REF_SEEDS[1]}). Every test "
-          f"image is rendered {args.repeat} time(s) and the fastest time kept (the images are identical); references once.", "",
+          f"image is rendered {args.repeat} time(s), alternating between the renderers, and the fastest time kept "
+          "(the repeats give the same image; a difference is printed as a note); references once.", "",
           "## How to read this", "",
           "- **RMSE**: linear radiance over all pixels and RGB channels, of each image against its own "
           "renderer's reference, with the reference's own noise removed: MSE(test, ref) = var(test) + var(ref), "
@@ -545,6 +546,8 @@ def main():
             info = json.load(f)
         args.farm_mtime, args.load_start, args.load_end = info["farm_mtime"], info["load_start"], info["load_end"]
         args.farm_source, args.farm_sha = info["farm_source"], info["farm_sha"]
+        args.farm = info.get("farm_run", args.farm)
+        args.repeat = info.get("repeat", args.repeat)
         args.commit, args.dirty, args.blender_version = info["commit"], info["dirty"], info["blender_version"]
         argv = info["argv"]
     else:
@@ -559,6 +562,7 @@ def main():
         with open(snapshot, "rb") as f:
             args.farm_sha = hashlib.sha256(f.read()).hexdigest()[:12]
         args.farm_source, args.farm = args.farm, snapshot
+        args.farm_run = snapshot
         args.load_start = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         args.commit, args.dirty = git_info()
     with open(args.cases, "rb") as f:
@@ -608,7 +612,8 @@ def main():
         args.load_end = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         with open(info_path, "w") as f:
             json.dump({k: getattr(args, k) for k in ("farm_mtime", "load_start", "load_end", "commit", "dirty",
-                                                      "blender_version", "farm_source", "farm_sha")}
+                                                      "blender_version", "farm_source", "farm_sha", "farm_run",
+                                                      "repeat")}
                       | {"argv": argv}, f)
     with open(args.out_md, "w") as f:
         f.write(markdown(results, skipped, failed, args, argv))
