@@ -42,7 +42,7 @@ class PixelSampler {
 
   float next() {
     Slot s = slot(m_dimension++);
-    return sobol::to_unit_float(sobol::scrambled_point(0, s.index, s.seed));
+    return sobol::to_unit_float(sobol::owen_scramble_reversed(sobol::sobol_reversed(0, s.index), s.seed));
   }
   Vec2 next2() { return pair(m_dimension++); }
   // Four numbers; the first two are a (0,2)-net pair (give them to a 2D warp).
@@ -55,15 +55,13 @@ class PixelSampler {
       return {u64_to_unit_float(a), u64_to_unit_float(a << 24), u64_to_unit_float(b), u64_to_unit_float(b << 24)};
     }
     Slot s = slot(m_dimension++);
-    uint32_t reversed[4];
-    sobol::sobol_reversed4(s.index, reversed);
+    const std::array<uint32_t, 4> reversed = sobol::sobol_reversed4(s.index);
     // The pair gets Owen scrambles (seeds s.seed + d * odd: distinct, no serial hashing); the
     // last two numbers, used for 1D choices (light, lobe, roulette), a random digital shift,
     // which keeps their stratification at a third of the cost.
     std::array<float, 4> u;
     for (int d = 0; d < 2; ++d)
-      u[d] = sobol::to_unit_float(
-          sobol::reverse_bits(sobol::laine_karras(reversed[d], s.seed + static_cast<uint32_t>(d) * 0x9e3779b9u)));
+      u[d] = sobol::to_unit_float(sobol::owen_scramble_reversed(reversed[d], s.seed + static_cast<uint32_t>(d) * 0x9e3779b9u));
     const uint32_t shift = static_cast<uint32_t>(s.shift_seed);
     u[2] = sobol::to_unit_float(sobol::reverse_bits(reversed[2]) ^ shift);
     u[3] = sobol::to_unit_float(sobol::reverse_bits(reversed[3]) ^ sobol::mix32(shift));
@@ -92,8 +90,9 @@ class PixelSampler {
   }
   Vec2 pair(uint32_t dimension) const {
     Slot s = slot(dimension);
-    return {sobol::to_unit_float(sobol::scrambled_point(0, s.index, s.seed)),
-            sobol::to_unit_float(sobol::scrambled_point(1, s.index, sobol::mix32(s.seed + 0x5bd1e995u)))};
+    return {sobol::to_unit_float(sobol::owen_scramble_reversed(sobol::sobol_reversed(0, s.index), s.seed)),
+            sobol::to_unit_float(sobol::owen_scramble_reversed(sobol::sobol_reversed(1, s.index),
+                                                               sobol::mix32(s.seed + 0x5bd1e995u)))};
   }
 
   uint64_t m_pixel_key = 0;

@@ -13,6 +13,7 @@
 // Everything is integer arithmetic: results depend on nothing but the arguments.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace rt::sobol {
@@ -58,10 +59,11 @@ inline uint32_t laine_karras(uint32_t x, uint32_t seed) {
   return x;
 }
 
-// Owen scrambling of a 32-bit fixed-point value in [0, 1): each digit is flipped depending on
-// the digits above it only, which keeps every elementary interval's point count.
-inline uint32_t owen_scramble(uint32_t v, uint32_t seed) {
-  return reverse_bits(laine_karras(reverse_bits(v), seed));
+// Owen scrambling of a 32-bit fixed-point value in [0, 1), given with its bits reversed: each
+// digit is flipped depending on the digits above it only, which keeps every elementary
+// interval's point count. Taking the value reversed saves the reversal that would cancel.
+inline uint32_t owen_scramble_reversed(uint32_t reversed_value, uint32_t seed) {
+  return reverse_bits(laine_karras(reversed_value, seed));
 }
 
 // A pseudo-random permutation of [0, n): element i (< n) of the permutation `seed`. The index
@@ -76,7 +78,7 @@ inline uint32_t shuffle_index(uint32_t i, uint32_t n, uint32_t seed) {
   if (n <= 1 || i >= n) return i;
   const uint32_t mask = ~0u >> __builtin_clz(n - 1);  // 2^k - 1
   do {
-    i = reverse_bits(laine_karras(reverse_bits(i), seed)) & mask;
+    i = owen_scramble_reversed(reverse_bits(i), seed) & mask;
   } while (i >= n);
   return i;
 }
@@ -87,8 +89,10 @@ inline uint32_t shuffle_index(uint32_t i, uint32_t n, uint32_t seed) {
 // the Owen scramble (reverse, hash, reverse) needs one reversal instead of three.
 constexpr int k_dimensions = 4;
 
-struct ReversedDirections {
-  uint32_t v[k_dimensions][32];
+// Column k of each dimension's generator matrix (the direction number of index bit k), for
+// all four dimensions side by side.
+struct ReversedColumns {
+  uint32_t v[32][k_dimensions];
 };
 
 constexpr uint32_t constexpr_reverse_bits(uint32_t x) {
@@ -97,69 +101,50 @@ constexpr uint32_t constexpr_reverse_bits(uint32_t x) {
   return r;
 }
 
-constexpr ReversedDirections make_reversed_directions() {
-  ReversedDirections d{};
+constexpr ReversedColumns make_reversed_columns() {
+  ReversedColumns c{};
   uint32_t v[32] = {};
-  for (int k = 0; k < 32; ++k) d.v[0][k] = 1u << k;  // van der Corput, already reversed
+  for (int k = 0; k < 32; ++k) c.v[k][0] = 1u << k;  // van der Corput, already reversed
   // dimension 1: degree 1, v_k = v_{k-1} ^ (v_{k-1} >> 1)
   v[0] = 1u << 31;
   for (int k = 1; k < 32; ++k) v[k] = v[k - 1] ^ (v[k - 1] >> 1);
-  for (int k = 0; k < 32; ++k) d.v[1][k] = constexpr_reverse_bits(v[k]);
+  for (int k = 0; k < 32; ++k) c.v[k][1] = constexpr_reverse_bits(v[k]);
   // dimension 2: degree 2, a = 1: v_k = v_{k-1} ^ v_{k-2} ^ (v_{k-2} >> 2)
   v[0] = 1u << 31;
   v[1] = 3u << 30;
   for (int k = 2; k < 32; ++k) v[k] = v[k - 1] ^ v[k - 2] ^ (v[k - 2] >> 2);
-  for (int k = 0; k < 32; ++k) d.v[2][k] = constexpr_reverse_bits(v[k]);
+  for (int k = 0; k < 32; ++k) c.v[k][2] = constexpr_reverse_bits(v[k]);
   // dimension 3: degree 3, a = 1 (x^3 + x + 1): v_k = v_{k-2} ^ v_{k-3} ^ (v_{k-3} >> 3)
   v[0] = 1u << 31;
   v[1] = 3u << 30;
   v[2] = 1u << 29;
   for (int k = 3; k < 32; ++k) v[k] = v[k - 2] ^ v[k - 3] ^ (v[k - 3] >> 3);
-  for (int k = 0; k < 32; ++k) d.v[3][k] = constexpr_reverse_bits(v[k]);
-  return d;
-}
-
-inline constexpr ReversedDirections k_reversed_directions = make_reversed_directions();
-
-// Sobol dimension `dim` (0..3) of point `i`, 32-bit fixed point, unscrambled.
-inline uint32_t sobol_point(int dim, uint32_t i) {
-  uint32_t r = 0;
-  for (; i != 0; i &= i - 1) r ^= k_reversed_directions.v[dim][__builtin_ctz(i)];
-  return reverse_bits(r);
-}
-
-// All four dimensions' columns of index bit k side by side, for sobol_reversed4.
-struct ReversedColumns {
-  uint32_t v[32][k_dimensions];
-};
-constexpr ReversedColumns make_reversed_columns() {
-  ReversedColumns c{};
-  for (int k = 0; k < 32; ++k)
-    for (int d = 0; d < k_dimensions; ++d) c.v[k][d] = k_reversed_directions.v[d][k];
+  for (int k = 0; k < 32; ++k) c.v[k][3] = constexpr_reverse_bits(v[k]);
   return c;
 }
+
 inline constexpr ReversedColumns k_reversed_columns = make_reversed_columns();
 
-// The four dimensions of point i, bit-reversed (one pass over i's set bits for all four).
-inline void sobol_reversed4(uint32_t i, uint32_t out[k_dimensions]) {
-  uint32_t r[k_dimensions] = {0, 0, 0, 0};
+// Sobol dimension `dim` (0..3) of point i, bit-reversed.
+inline uint32_t sobol_reversed(int dim, uint32_t i) {
+  if (dim == 0) return i;  // van der Corput: the reversed value is the index itself
+  uint32_t r = 0;
+  for (; i != 0; i &= i - 1) r ^= k_reversed_columns.v[__builtin_ctz(i)][dim];
+  return r;
+}
+
+// All four dimensions of point i, bit-reversed, in one pass over i's set bits.
+inline std::array<uint32_t, k_dimensions> sobol_reversed4(uint32_t i) {
+  std::array<uint32_t, k_dimensions> r{};
   for (; i != 0; i &= i - 1) {
     const uint32_t* column = k_reversed_columns.v[__builtin_ctz(i)];
     for (int d = 0; d < k_dimensions; ++d) r[d] ^= column[d];
   }
-  for (int d = 0; d < k_dimensions; ++d) out[d] = r[d];
+  return r;
 }
 
-// owen_scramble(sobol_point(dim, i), seed), with the reversals that cancel left out.
-inline uint32_t scrambled_point(int dim, uint32_t i, uint32_t seed) {
-  uint32_t r = 0;
-  if (dim == 0) {
-    r = i;
-  } else {
-    for (; i != 0; i &= i - 1) r ^= k_reversed_directions.v[dim][__builtin_ctz(i)];
-  }
-  return reverse_bits(laine_karras(r, seed));
-}
+// Sobol dimension `dim` (0..3) of point i, 32-bit fixed point, unscrambled.
+inline uint32_t sobol_point(int dim, uint32_t i) { return reverse_bits(sobol_reversed(dim, i)); }
 
 // 24 high bits -> [0, 1) exactly representable in float, so never 1.0f.
 inline float to_unit_float(uint32_t v) { return static_cast<float>(v >> 8) * (1.0f / 16777216.0f); }
