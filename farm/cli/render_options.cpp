@@ -26,7 +26,7 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--seed", o.seed, "Override the random seed");
   cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
   cmd.add_option("--texture-cache", o.texture_cache_mb,
-                 "Memory for decoded texture tiles in MiB, shared by all threads (default 1024)")
+                 "Memory for decoded textures in MiB, shared by all threads: images are held whole while they fit, the rest in a tile cache (default 1024)")
       ->check(CLI::Range(16, 1 << 20));
 }
 

@@ -116,6 +116,7 @@ class Loader {
   void run() {
     const SceneDesc& desc = m_scene.desc;
     for (const TextureDesc& t : desc.textures) m_scene.textures.add(t);
+    m_scene.textures.decode_resident();
     m_scene.materials = desc.materials;
     m_scene.lights.set_textures(&m_scene.textures);
     RgbImage env_image;
@@ -152,6 +153,8 @@ class Loader {
     int base = static_cast<int>(m_scene.materials.size());
     const int texture_base = static_cast<int>(m_scene.textures.size());
     for (const TextureDesc& t : file.textures) m_scene.textures.add(t);
+    // Before the mesh's emitters are registered: their power is read from the textures.
+    m_scene.textures.decode_resident();
     for (MaterialDesc& m : file.materials) {
       rebase_textures(m, texture_base);
       m_scene.materials.push_back(std::move(m));

@@ -1,11 +1,16 @@
 #include "shading/texture.h"
 
 #include <OpenImageIO/imageio.h>
-#include <OpenImageIO/texture.h>
+#include <OpenImageIO/imagecache.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 
 #include <cmath>
 
 #include "image/image_io.h"
+#include "shading/bilinear.h"
+#include "shading/resident_image.h"
 
 namespace rt {
 
@@ -15,14 +20,6 @@ std::string prefix(const SourceLoc& where) { return where.file.empty() ? "" : wh
 
 // 16k x 16k; larger is almost surely an error (or an attack on memory).
 constexpr long long k_max_pixels = 1LL << 28;
-
-OIIO::TextureOpt::Wrap to_oiio(TextureWrap w) {
-  switch (w) {
-    case TextureWrap::clamp: return OIIO::TextureOpt::WrapClamp;
-    case TextureWrap::mirror: return OIIO::TextureOpt::WrapMirror;
-    default: return OIIO::TextureOpt::WrapPeriodic;
-  }
-}
 
 Color checker(const TextureDesc& d, Vec3 p) {
   // A tiny offset keeps surfaces lying exactly on integer planes (y = 0 floors) from
@@ -65,46 +62,64 @@ RgbImage read_rgb_image(const std::string& path, const SourceLoc& where) {
 
 struct TextureStore::Entry {
   TextureDesc desc;
-  OIIO::TextureSystem::TextureHandle* handle = nullptr;
-  int channels = 0;
+  int channels = 0;  // held: at most 4
   int width = 0, height = 0;
+  TexelFormat format = TexelFormat::u8;
   bool srgb = false;  // integer texels hold sRGB-encoded colours
+  std::unique_ptr<ResidentImage> resident;               // decoded at load, within the budget
+  OIIO::ImageCache::ImageHandle* cached = nullptr;      // beyond it: read through the tile cache
+  bool is_image() const { return resident || cached; }
 };
 
 namespace {
 
-// One TextureSystem per process, never destroyed: OpenImageIO 2.4's TextureSystem::destroy()
-// deletes the object through a base pointer of another size (AddressSanitizer reports a
+// One ImageCache per process, never destroyed: OpenImageIO 2.4's TextureSystem::destroy()
+// deletes its object through a base pointer of another size (AddressSanitizer reports a
 // new-delete type mismatch inside libOpenImageIO), and a process-wide cache is what OIIO
 // intends anyway. Each TextureStore releases its own files again (see ~TextureStore).
-OIIO::TextureSystem* process_texture_system() {
-  static OIIO::TextureSystem* system = [] {
-    OIIO::TextureSystem* ts = OIIO::TextureSystem::create(/*shared=*/false);
+OIIO::ImageCache* process_image_cache() {
+  static OIIO::ImageCache* cache = [] {
+    OIIO::ImageCache* ic = OIIO::ImageCache::create(/*shared=*/false);
     // Untiled, unmipped files (JPEG, PNG) are cut into 64^2 tiles as they are read, so a
     // lookup decodes only the part of a big texture it touches into the cache.
-    ts->attribute("autotile", 64);
-    ts->attribute("automip", 0);
-    ts->attribute("accept_untiled", 1);
-    ts->attribute("accept_unmipped", 1);
-    ts->attribute("max_open_files", 100);
-    return ts;
+    ic->attribute("autotile", 64);
+    ic->attribute("automip", 0);
+    ic->attribute("accept_untiled", 1);
+    ic->attribute("max_open_files", 100);
+    return ic;
   }();
-  return system;
+  return cache;
 }
+
+TexelFormat held_format(OIIO::TypeDesc file_format) {
+  if (file_format.basetype == OIIO::TypeDesc::UINT8) return TexelFormat::u8;
+  if (file_format.basetype == OIIO::TypeDesc::UINT16) return TexelFormat::u16;
+  return TexelFormat::f32;
+}
+
+OIIO::TypeDesc oiio_type(TexelFormat f) {
+  switch (f) {
+    case TexelFormat::u8: return OIIO::TypeDesc::UINT8;
+    case TexelFormat::u16: return OIIO::TypeDesc::UINT16;
+    default: return OIIO::TypeDesc::FLOAT;
+  }
+}
+
+constexpr size_t k_mib = size_t{1} << 20;
 
 }  // namespace
 
-TextureStore::TextureStore(int cache_mb) : m_system(process_texture_system()) {
+TextureStore::TextureStore(int cache_mb) : m_cache(process_image_cache()), m_budget_bytes(static_cast<size_t>(std::max(cache_mb, 0)) * k_mib) {
   // The cap is the process's: the scene loaded last sets it (a process renders one scene at
-  // a time).
-  m_system->attribute("max_memory_MB", static_cast<float>(cache_mb));
+  // a time). Images decoded into memory count against the same budget (see decode_resident).
+  m_cache->attribute("max_memory_MB", static_cast<float>(std::max(cache_mb, 1)));
 }
 
 TextureStore::~TextureStore() {
   // Closes the files and frees their tiles, so a worker that renders job after job does not
   // keep the textures of finished jobs.
   for (const auto& e : m_entries)
-    if (e->handle) m_system->invalidate(OIIO::ustring(e->desc.path), /*force=*/true);
+    if (e->cached) m_cache->invalidate(OIIO::ustring(e->desc.path), /*force=*/true);
 }
 
 int TextureStore::add(const TextureDesc& desc) {
@@ -113,10 +128,10 @@ int TextureStore::add(const TextureDesc& desc) {
   if (desc.kind == TextureKind::image) {
     OIIO::ustring name(desc.path);
     // A file rewritten at the same path since the cache last saw it must be read again.
-    m_system->invalidate(name, /*force=*/false);
+    m_cache->invalidate(name, /*force=*/false);
     OIIO::ImageSpec spec;
-    if (!m_system->get_imagespec(name, 0, spec)) {
-      std::string why = m_system->geterror();
+    if (!m_cache->get_imagespec(name, spec, 0, 0)) {
+      std::string why = m_cache->geterror();
       throw SceneError(prefix(desc.loc) + "cannot read texture image '" + desc.path + "'" +
                        (why.empty() ? std::string() : ": " + why));
     }
@@ -126,21 +141,50 @@ int TextureStore::add(const TextureDesc& desc) {
                        std::to_string(spec.width) + "x" + std::to_string(spec.height) + "x" +
                        std::to_string(spec.nchannels));
     }
-    e->handle = m_system->get_texture_handle(name);
-    if (!e->handle) throw SceneError(prefix(desc.loc) + "cannot open texture image '" + desc.path + "'");
-    e->channels = spec.nchannels;
+    e->cached = m_cache->get_image_handle(name);
+    if (!e->cached) throw SceneError(prefix(desc.loc) + "cannot open texture image '" + desc.path + "'");
+    e->channels = std::min(spec.nchannels, 4);
     e->width = spec.width;
     e->height = spec.height;
-    e->srgb = spec.format.basetype == OIIO::TypeDesc::UINT8 || spec.format.basetype == OIIO::TypeDesc::UINT16;
+    e->format = held_format(spec.format);
+    e->srgb = e->format != TexelFormat::f32;
   }
   m_entries.push_back(std::move(e));
   return static_cast<int>(m_entries.size() - 1);
+}
+
+void TextureStore::decode_resident() {
+  // Which images fit is decided in order, so every process given the same budget picks the
+  // same ones (the pixels do not depend on it: both holders give the same texels).
+  std::vector<Entry*> chosen;
+  for (const auto& e : m_entries) {
+    if (!e->cached || e->resident) continue;
+    size_t bytes = ResidentImage::bytes_for(e->width, e->height, e->channels, e->format);
+    if (m_resident_bytes + bytes > m_budget_bytes) continue;
+    m_resident_bytes += bytes;
+    chosen.push_back(e.get());
+  }
+  std::vector<std::unique_ptr<ResidentImage>> images(chosen.size());
+  tbb::parallel_for(size_t{0}, chosen.size(), [&](size_t i) {
+    const Entry& e = *chosen[i];
+    images[i] = std::make_unique<ResidentImage>(e.desc.path, e.width, e.height, e.channels, e.format, e.desc.loc);
+  });
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    chosen[i]->resident = std::move(images[i]);
+    m_cache->invalidate(OIIO::ustring(chosen[i]->desc.path), /*force=*/true);
+    chosen[i]->cached = nullptr;
+  }
+  // What is left of the budget is the tile cache's.
+  size_t left_mb = (m_budget_bytes - m_resident_bytes) / k_mib;
+  m_cache->attribute("max_memory_MB", static_cast<float>(std::max<size_t>(left_mb, 1)));
 }
 
 std::pair<int, int> TextureStore::resolution(int index) const {
   const Entry& e = *m_entries.at(static_cast<size_t>(index));
   return {e.width, e.height};
 }
+
+bool TextureStore::is_resident(int index) const { return m_entries.at(static_cast<size_t>(index))->resident != nullptr; }
 
 Vec2 TextureStore::st(const TextureRef& ref, const HitUvs& uvs) const {
   const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
@@ -153,36 +197,49 @@ Vec2 TextureStore::st(const TextureRef& ref, const HitUvs& uvs) const {
   return {m[0][0] * u + m[0][1] * v + m[0][2], m[1][0] * u + m[1][1] * v + m[1][2]};
 }
 
-namespace {
-
-// Bilinear on the finest level, no footprint: deterministic (see texture.h).
-OIIO::TextureOpt lookup_options(const TextureDesc& d) {
-  OIIO::TextureOpt opt;
-  opt.swrap = to_oiio(d.wrap_s);
-  opt.twrap = to_oiio(d.wrap_t);
-  opt.mipmode = OIIO::TextureOpt::MipModeNoMIP;
-  opt.interpmode = OIIO::TextureOpt::InterpBilinear;
-  return opt;
+// Bilinear on the finest level, no footprint: deterministic (see texture.h). Returns false
+// (and leaves `out` alone) when the image cannot be read.
+bool TextureStore::lookup(const Entry& e, Vec2 at, float* out, float* d_ds, float* d_dt) const {
+  if (e.resident) {
+    const ResidentImage& image = *e.resident;
+    bilinear_lookup(at.x, at.y, e.width, e.height, e.desc.wrap_s, e.desc.wrap_t, e.channels,
+                    [&](int x, int y, float* texel) { image.texel(x, y, texel); }, out, d_ds, d_dt);
+    return true;
+  }
+  bool ok = true;
+  const OIIO::TypeDesc type = oiio_type(e.format);
+  auto fetch = [&](int x, int y, float* texel) {
+    unsigned char raw[16];
+    if (!m_cache->get_pixels(e.cached, nullptr, 0, 0, x, x + 1, y, y + 1, 0, 1, 0, e.channels, type, raw)) {
+      ok = false;
+      return;
+    }
+    texels_to_float(raw, e.format, e.channels, texel);
+  };
+  float value[4], ds = 0, dt = 0;
+  bilinear_lookup(at.x, at.y, e.width, e.height, e.desc.wrap_s, e.desc.wrap_t, e.channels, fetch, value, &ds, &dt);
+  if (!ok) {
+    (void)m_cache->geterror();  // a failed read keeps the defaults; the error must not pile up
+    return false;
+  }
+  std::copy(value, value + e.channels, out);
+  if (d_ds) *d_ds = ds;
+  if (d_dt) *d_dt = dt;
+  return true;
 }
-
-}  // namespace
 
 TextureStore::Gradient TextureStore::first_channel_gradient(const TextureRef& ref, const HitUvs& uvs) const {
   const Entry& e = *m_entries[static_cast<size_t>(ref.texture)];
   Gradient g;
   Vec2 at = st(ref, uvs);
-  if (!e.handle || !std::isfinite(at.x) || !std::isfinite(at.y)) return g;
-  OIIO::TextureOpt opt = lookup_options(e.desc);
-  float value = 0, d_ds = 0, d_dt = 0;
-  if (!m_system->texture(e.handle, nullptr, opt, at.x, at.y, 0, 0, 0, 0, 1, &value, &d_ds, &d_dt)) {
-    (void)m_system->geterror();
-    return g;
-  }
+  if (!e.is_image() || !std::isfinite(at.x) || !std::isfinite(at.y)) return g;
+  float value[4] = {0, 0, 0, 0}, d_ds = 0, d_dt = 0;
+  if (!lookup(e, at, value, &d_ds, &d_dt)) return g;
   // (s, t) = M (u k, 1 - v k) with k = the scene format's repeat count: the chain rule.
   const float k = e.desc.scale;
   const auto& m = ref.transform.m;
   float ds_du = m[0][0] * k, ds_dv = -m[0][1] * k, dt_du = m[1][0] * k, dt_dv = -m[1][1] * k;
-  g.value = value;
+  g.value = value[0];
   g.d_du = d_ds * ds_du + d_dt * dt_du;
   g.d_dv = d_ds * ds_dv + d_dt * dt_dv;
   if (!std::isfinite(g.d_du) || !std::isfinite(g.d_dv)) g.d_du = g.d_dv = 0;
@@ -192,14 +249,10 @@ TextureStore::Gradient TextureStore::first_channel_gradient(const TextureRef& re
 TexelValue TextureStore::raw_at_st(int index, Vec2 st) const {
   const Entry& e = *m_entries[static_cast<size_t>(index)];
   TexelValue out;
-  if (!e.handle || !std::isfinite(st.x) || !std::isfinite(st.y)) return out;
-  OIIO::TextureOpt opt = lookup_options(e.desc);
+  if (!e.is_image() || !std::isfinite(st.x) || !std::isfinite(st.y)) return out;
   float texel[4] = {0, 0, 0, 1};
-  int n = std::min(e.channels, 4);
-  if (!m_system->texture(e.handle, nullptr, opt, st.x, st.y, 0, 0, 0, 0, n, texel)) {
-    (void)m_system->geterror();  // a failed read keeps the defaults; the error must not pile up
-    return out;
-  }
+  const int n = e.channels;
+  if (!lookup(e, st, texel)) return out;
   if (n <= 2) {
     out.rgb = Color{texel[0]};
     out.alpha = n == 2 ? texel[1] : 1.0f;

@@ -1,10 +1,13 @@
-// Textures evaluated at a hit: procedural checkers (in world space) and image textures
-// through OpenImageIO's TextureSystem (tiled, cached with a memory cap, shared by every
-// render thread: a large texture set is held once, not once per thread).
+// Textures evaluated at a hit: procedural checkers (in world space) and image textures.
+// Images are decoded into memory when the scene loads, as long as they fit in the texture
+// budget (--texture-cache); the rest are read through OpenImageIO's ImageCache (tiled,
+// with the remaining budget as its memory cap). Either way an image is held once for all
+// render threads.
 //
-// Lookups are deterministic: bilinear on the finest MIP level with no ray-footprint
-// derivatives, so a pixel's value depends only on its own rays, never on which block, thread
-// or machine rendered it, nor on what the cache held at the time.
+// Lookups are deterministic: bilinear on the finest level with no ray-footprint
+// derivatives, one implementation for both holders (shading/bilinear.h), so a pixel's value
+// depends only on its own rays, never on which block, thread or machine rendered it, how
+// large that machine's budget was, nor on what the cache held at the time.
 #pragma once
 
 #include <memory>
@@ -17,7 +20,7 @@
 #include <OpenImageIO/oiioversion.h>
 
 OIIO_NAMESPACE_BEGIN
-class TextureSystem;
+class ImageCache;
 OIIO_NAMESPACE_END
 
 namespace rt {
@@ -46,15 +49,22 @@ struct TexelValue {
 
 class TextureStore {
  public:
-  // `cache_mb` caps the memory of decoded texels (OpenImageIO evicts tiles beyond it).
+  // `cache_mb` caps the memory of decoded texels: images decoded whole at load plus the
+  // tile cache of those that did not fit (OpenImageIO evicts tiles beyond it).
   explicit TextureStore(int cache_mb = 1024);
   ~TextureStore();
   TextureStore(const TextureStore&) = delete;
   TextureStore& operator=(const TextureStore&) = delete;
 
   // Opens (but does not decode) an image texture. Throws SceneError naming desc.loc and the
-  // file when it cannot be read. Returns the texture's index.
+  // file when it cannot be read. Returns the texture's index. Until decode_resident, its
+  // lookups go through the tile cache.
   int add(const TextureDesc& desc);
+  // Decodes the images added so far into memory, in parallel, in order while they fit in the
+  // budget; the tile cache keeps what is left of it. Throws SceneError as add does.
+  void decode_resident();
+  bool is_resident(int index) const;
+  size_t resident_bytes() const { return m_resident_bytes; }
   size_t size() const { return m_entries.size(); }
   // Texels of image `index` (width, height); {0, 0} for checkers.
   std::pair<int, int> resolution(int index) const;
@@ -75,7 +85,10 @@ class TextureStore {
 
  private:
   struct Entry;
-  OIIO::TextureSystem* m_system = nullptr;
+  bool lookup(const Entry& e, Vec2 st, float* out, float* d_ds = nullptr, float* d_dt = nullptr) const;
+  OIIO::ImageCache* m_cache = nullptr;
+  size_t m_budget_bytes = 0;
+  size_t m_resident_bytes = 0;
   std::vector<std::unique_ptr<Entry>> m_entries;
 };
 
