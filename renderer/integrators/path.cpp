@@ -32,7 +32,8 @@ Color sample_direct(const Tracer& tracer, const Bsdf& bsdf, Vec3 p, Vec3 ng, Vec
 
 }  // namespace
 
-Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& sampler, RayCounts& counts) {
+Color trace_path(const Tracer& tracer, const Ray& camera_ray, const SurfaceHit* first_hit, PixelSampler& sampler,
+                 RayCounts& counts) {
   const Scene& scene = tracer.scene();
   const int max_depth = scene.desc.settings.max_depth;
   Color radiance{0.0f}, throughput{1.0f};
@@ -45,7 +46,9 @@ Color trace_path(const Tracer& tracer, const Ray& camera_ray, PixelSampler& samp
 
   for (int depth = 0;; ++depth) {
     SurfaceHit hit;
-    if (!tracer.intersect(ray, k_ray_infinity, hit)) {
+    const bool found = depth == 0 ? first_hit != nullptr : tracer.intersect(ray, k_ray_infinity, hit);
+    if (depth == 0 && found) hit = *first_hit;
+    if (!found) {
       Color le = scene.environment.eval(ray.direction);
       if (!is_black(le)) {
         float w = specular_bounce ? 1.0f : power_heuristic(prev_bsdf_pdf, scene.lights.pdf_environment(ray.direction));

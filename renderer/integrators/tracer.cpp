@@ -61,6 +61,54 @@ bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
   rtcIntersect1(m_scene.root.get(), &ctx, &rh);
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return false;
+  resolve(rh, ray, hit);
+  return true;
+}
+
+void Tracer::intersect_packet(const Ray (&rays)[k_camera_packet], const bool (&valid)[k_camera_packet],
+                              SurfaceHit (&hits)[k_camera_packet], bool (&found)[k_camera_packet]) const {
+  static_assert(k_camera_packet == 16, "rtcIntersect16 below");
+  RTCIntersectContext ctx;
+  rtcInitIntersectContext(&ctx);
+  ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+  alignas(64) RTCRayHit16 packet;
+  alignas(64) int mask[k_camera_packet];
+  for (int i = 0; i < k_camera_packet; ++i) {
+    mask[i] = valid[i] ? -1 : 0;
+    packet.ray.org_x[i] = rays[i].origin.x;
+    packet.ray.org_y[i] = rays[i].origin.y;
+    packet.ray.org_z[i] = rays[i].origin.z;
+    packet.ray.tnear[i] = 0.0f;
+    packet.ray.dir_x[i] = rays[i].direction.x;
+    packet.ray.dir_y[i] = rays[i].direction.y;
+    packet.ray.dir_z[i] = rays[i].direction.z;
+    packet.ray.time[i] = 0.0f;
+    packet.ray.tfar[i] = k_ray_infinity;
+    packet.ray.mask[i] = 0xffffffffu;
+    packet.ray.id[i] = 0;
+    packet.ray.flags[i] = 0;
+    packet.hit.geomID[i] = RTC_INVALID_GEOMETRY_ID;
+    packet.hit.instID[0][i] = RTC_INVALID_GEOMETRY_ID;
+  }
+  rtcIntersect16(mask, m_scene.root.get(), &ctx, &packet);
+  for (int i = 0; i < k_camera_packet; ++i) {
+    found[i] = valid[i] && packet.hit.geomID[i] != RTC_INVALID_GEOMETRY_ID;
+    if (!found[i]) continue;
+    RTCRayHit rh;
+    rh.ray.tfar = packet.ray.tfar[i];
+    rh.hit.Ng_x = packet.hit.Ng_x[i];
+    rh.hit.Ng_y = packet.hit.Ng_y[i];
+    rh.hit.Ng_z = packet.hit.Ng_z[i];
+    rh.hit.u = packet.hit.u[i];
+    rh.hit.v = packet.hit.v[i];
+    rh.hit.primID = packet.hit.primID[i];
+    rh.hit.geomID = packet.hit.geomID[i];
+    rh.hit.instID[0] = packet.hit.instID[0][i];
+    resolve(rh, rays[i], hits[i]);
+  }
+}
+
+void Tracer::resolve(const RTCRayHit& rh, const Ray& ray, SurfaceHit& hit) const {
 
   const GeometryRecord* rec;
   const GeometryRecord* instance = nullptr;
@@ -114,7 +162,6 @@ bool Tracer::intersect(const Ray& ray, float t_max, SurfaceHit& hit) const {
   }
   if (!is_finite(hit.ns) || dot(hit.ns, hit.ng) <= 0) hit.ns = hit.ng;
   hit.front = dot(ray.direction, hit.ng) < 0;
-  return true;
 }
 
 Vec3 offset_origin(Vec3 p, Vec3 ng, Vec3 direction) {

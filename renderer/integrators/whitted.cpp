@@ -20,6 +20,10 @@ class Whitted {
   Color trace(const Ray& ray, int depth, float weight) {
     SurfaceHit hit;
     if (!m_tracer.intersect(ray, k_ray_infinity, hit)) return m_scene.environment.eval(ray.direction);
+    return shade_hit(ray, hit, depth, weight);
+  }
+
+  Color shade_hit(const Ray& ray, const SurfaceHit& hit, int depth, float weight) {
     const MaterialDesc& mat = material_of(m_scene, hit.material);
     Vec3 wo = -ray.direction;
     const ShadingPoint sp = rt::shade(m_scene, mat, hit);
@@ -131,8 +135,10 @@ const MaterialDesc& material_of(const Scene& scene, int index) {
   return scene.materials[index];
 }
 
-Color trace_whitted(const Tracer& tracer, const Ray& ray, PixelSampler& sampler, RayCounts& counts) {
-  return Whitted(tracer, sampler, counts).trace(ray, 0, 1.0f);
+Color trace_whitted(const Tracer& tracer, const Ray& ray, const SurfaceHit* first_hit, PixelSampler& sampler,
+                    RayCounts& counts) {
+  if (!first_hit) return tracer.scene().environment.eval(ray.direction);
+  return Whitted(tracer, sampler, counts).shade_hit(ray, *first_hit, 0, 1.0f);
 }
 
 }  // namespace rt

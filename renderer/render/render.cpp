@@ -4,6 +4,7 @@
 #include <tbb/combinable.h>
 #include <tbb/parallel_for.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -41,32 +42,67 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const PixelFilterSampler filter(settings.filter, settings.filter_width);
   tbb::combinable<RayCounts> local_counts;
 
-  // 8x8 pixel grains: small enough to balance a 4x4..256x256 block over many threads.
-  tbb::parallel_for(tbb::blocked_range2d<int>(0, rect.height, 8, 0, rect.width, 8), [&](const tbb::blocked_range2d<int>& r) {
+  // Camera rays are traced in packets (Tracer::intersect_packet): the 4x4 pixels of an
+  // image-aligned cell, one sample index at a time. A ray's hit may depend on the other rays
+  // of its packet, so a packet always holds the same rays whatever rectangle asked for them:
+  // cells cut by the rectangle's border are traced whole and the pixels outside thrown away.
+  // That keeps the farm's image byte-identical to `farm single`'s for any block layout, at
+  // the price of some wasted camera rays for blocks not aligned to 4 pixels.
+  constexpr int k_cell = 4;
+  static_assert(k_cell * k_cell == k_camera_packet, "one packet per cell");
+  const int cx0 = rect.x / k_cell, cy0 = rect.y / k_cell;
+  const int cx1 = (rect.x + rect.width - 1) / k_cell + 1, cy1 = (rect.y + rect.height - 1) / k_cell + 1;
+  // 2x2-cell (8x8 pixel) grains: small enough to balance a 4x4..256x256 block over many threads.
+  tbb::parallel_for(tbb::blocked_range2d<int>(cy0, cy1, 2, cx0, cx1, 2), [&](const tbb::blocked_range2d<int>& r) {
     RayCounts& rc = local_counts.local();
-    for (int ly = r.rows().begin(); ly < r.rows().end(); ++ly) {
-      for (int lx = r.cols().begin(); lx < r.cols().end(); ++lx) {
-        const int x = rect.x + lx, y = rect.y + ly;
-        Color sum{0.0f};
-        const uint64_t key = pixel_key(settings.seed, frame, x, y);
-        for (int s = 0; s < spp; ++s) {
-          PixelSampler sampler(key, s, spp);
-          Vec2 film = sampler.camera2(0);
-          Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.camera2(1);  // unused by a pinhole
-          // Film position: the pixel's centre plus an offset distributed like the filter.
-          const float fx = static_cast<float>(x) + 0.5f + filter.offset(film.x);
-          const float fy = static_cast<float>(y) + 0.5f + filter.offset(film.y);
-          Ray ray = camera.generate({fx, fy}, lens);
-          ++rc.camera;
-          Color c = whitted ? trace_whitted(tracer, ray, sampler, rc) : trace_path(tracer, ray, sampler, rc);
-          if (is_finite(c)) sum += c;  // a NaN sample must not poison the pixel
+    Ray rays[k_camera_packet];
+    SurfaceHit hits[k_camera_packet];
+    bool found[k_camera_packet];
+    for (int cy = r.rows().begin(); cy < r.rows().end(); ++cy) {
+      for (int cx = r.cols().begin(); cx < r.cols().end(); ++cx) {
+        int px[k_camera_packet], py[k_camera_packet];
+        bool in_image[k_camera_packet], in_rect[k_camera_packet];
+        uint64_t keys[k_camera_packet];
+        Color sums[k_camera_packet];
+        for (int i = 0; i < k_camera_packet; ++i) {
+          px[i] = cx * k_cell + i % k_cell;
+          py[i] = cy * k_cell + i / k_cell;
+          in_image[i] = px[i] < settings.width && py[i] < settings.height;
+          in_rect[i] = px[i] >= rect.x && px[i] < rect.x + rect.width && py[i] >= rect.y && py[i] < rect.y + rect.height;
+          keys[i] = in_image[i] ? pixel_key(settings.seed, frame, px[i], py[i]) : 0;
+          sums[i] = Color{0.0f};
         }
-        Color mean = sum / static_cast<float>(spp);
-        float* out = rgba + 4 * (static_cast<size_t>(ly) * rect.width + lx);
-        out[0] = mean.x;
-        out[1] = mean.y;
-        out[2] = mean.z;
-        out[3] = 1.0f;
+        for (int s = 0; s < spp; ++s) {
+          std::optional<PixelSampler> samplers[k_camera_packet];
+          for (int i = 0; i < k_camera_packet; ++i) {
+            if (!in_image[i]) continue;
+            PixelSampler& sampler = samplers[i].emplace(keys[i], s, spp);
+            Vec2 film = sampler.camera2(0);
+            Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.camera2(1);  // unused by a pinhole
+            // Film position: the pixel's centre plus an offset distributed like the filter.
+            const float fx = static_cast<float>(px[i]) + 0.5f + filter.offset(film.x);
+            const float fy = static_cast<float>(py[i]) + 0.5f + filter.offset(film.y);
+            rays[i] = camera.generate({fx, fy}, lens);
+          }
+          tracer.intersect_packet(rays, in_image, hits, found);
+          for (int i = 0; i < k_camera_packet; ++i) {
+            if (!in_rect[i]) continue;
+            ++rc.camera;
+            const SurfaceHit* first = found[i] ? &hits[i] : nullptr;
+            Color c = whitted ? trace_whitted(tracer, rays[i], first, *samplers[i], rc)
+                              : trace_path(tracer, rays[i], first, *samplers[i], rc);
+            if (is_finite(c)) sums[i] += c;  // a NaN sample must not poison the pixel
+          }
+        }
+        for (int i = 0; i < k_camera_packet; ++i) {
+          if (!in_rect[i]) continue;
+          Color mean = sums[i] / static_cast<float>(spp);
+          float* out = rgba + 4 * (static_cast<size_t>(py[i] - rect.y) * rect.width + (px[i] - rect.x));
+          out[0] = mean.x;
+          out[1] = mean.y;
+          out[2] = mean.z;
+          out[3] = 1.0f;
+        }
       }
     }
   });
