@@ -101,7 +101,8 @@ TEST_CASE("textures: in memory and through the tile cache, lookups and gradients
       CHECK(in_memory.is_resident(i));
       CHECK_FALSE(tiled.is_resident(i));
     }
-    CHECK(in_memory.resident_bytes() == 13 * 7 * (3 + 2 * 2 + 4 * 4 + 4));
+    // 13x7 texels in 4x2 tiles of 16, RGB padded to RGBA: 128 texels of 4 + 2x2 + 4x4 + 4 bytes.
+    CHECK(in_memory.resident_bytes() == 128 * (4 + 2 * 2 + 4 * 4 + 4));
     CHECK(tiled.resident_bytes() == 0);
 
     std::mt19937 rng(5);
