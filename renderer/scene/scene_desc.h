@@ -48,8 +48,8 @@ struct RenderSettings {
   int frames = 1;                // frames are numbered 1..frames
   Color ambient{0.0f};           // whitted only: POV-Ray-like global ambient term (times albedo)
   float max_sample_value = 0.0f; // path only: clamp each sample's channels (0 = no clamp)
-  PixelFilter filter = PixelFilter::box;
-  float filter_width = 1.0f;     // pixels: the filter's whole support along x and along y
+  PixelFilter filter = PixelFilter::blackman_harris;
+  float filter_width = 3.0f;     // pixels: the filter's whole support along x and along y
 };
 
 struct CameraKey {

@@ -160,7 +160,7 @@ void read_render(ParseContext& ctx, const TableReader& r) {
       s.filter_width = 1.5f;
     } else if (*filter == "blackman-harris") {
       s.filter = PixelFilter::blackman_harris;
-      s.filter_width = 1.5f;
+      s.filter_width = 3.0f;  // Cycles' default ("width 1.5" there is half the support)
     } else {
       r.fail_at("filter", "unknown pixel filter " + quote_name(*filter) + "; valid: box, gaussian, blackman-harris");
     }

@@ -32,12 +32,15 @@ struct Rendered {
   }
 };
 
-// Renders a glTF scene file at `size` x `size`, 4 spp, with a black environment.
+// Renders a glTF scene file at `size` x `size`, 4 spp, with a black environment and the
+// box filter (each pixel sees only its own square: these tests read texels through pixels).
 Rendered render_gltf(const std::string& path, int size = 8) {
   Rendered r;
   r.desc = rt::parse_scene_file(path);
   r.desc.settings.width = r.desc.settings.height = size;
   r.desc.settings.spp = 4;
+  r.desc.settings.filter = rt::PixelFilter::box;
+  r.desc.settings.filter_width = 1.0f;
   r.desc.environment.color = rt::Color{0.0f};
   auto scene = rt::load_scene(r.desc);
   r.rgba = test_render::render_full(*scene);

@@ -72,8 +72,8 @@ edge_v = [0, 200, 0]
     for (int x = 0; x < 8; ++x) row.push_back(img[4 * x]);
     return row;
   };
-  auto box = render_row("");
-  auto bh = render_row("filter = \"blackman-harris\"");
+  auto box = render_row("filter = \"box\"");
+  auto bh = render_row("filter = \"blackman-harris\"\nfilter_width = 1.5");
   for (int x = 0; x < 4; ++x) CHECK(box[x] == doctest::Approx(1.0));
   for (int x = 4; x < 8; ++x) CHECK(box[x] == doctest::Approx(0.0));
   // Blackman-Harris 1.5 px reaches a quarter pixel into each neighbour: the share p of samples

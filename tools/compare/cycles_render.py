@@ -8,8 +8,9 @@
 #   --camera, --sun and the environment rotation are converted the same way.
 # - Depth: our max_depth D counts the hit that does direct lighting (D = 1: direct light only);
 #   Cycles' max_bounces B = 0 is already direct light only, so B = D - 1 (see --bounces-offset).
-# - Pixel filter: ours averages uniform samples over the pixel square, i.e. a 1-pixel box;
-#   Cycles' default is Blackman-Harris of width 1.5 px, so we select BOX with width 1.0.
+# - Pixel filter: --filter/--filter-width as our [render] filter/filter_width (default ours:
+#   Blackman-Harris over a 3-px support). Cycles' "filter_width" of Blackman-Harris is half the
+#   support (its table builder doubles it), so it gets width / 2: our default is its default 1.5.
 # - Emission: MTL Ke / glTF emissive become Principled "Emission" (strength 1), a radiance in
 #   W/(m^2 sr) as ours. Cycles meshes emit from both faces, ours from the front face only (glTF
 #   doubleSided: both), so emission is masked on back faces unless the material is two-sided.
@@ -66,7 +67,14 @@ def parse_args():
     p.add_argument("--no-file-lights", action="store_true", help="drop the glTF's own lights")
     p.add_argument("--time-out", help="JSON file for the render seconds")
     p.add_argument("--seed", type=int, default=0, help="Cycles' sampling seed (default 0)")
-    return p.parse_args(argv)
+    p.add_argument("--filter", default="blackman-harris", choices=["box", "blackman-harris"],
+                   help="pixel filter, as our [render] filter (default blackman-harris, ours and Cycles')")
+    p.add_argument("--filter-width", type=float, default=None,
+                   help="our filter_width: the whole support in pixels (default 3 for blackman-harris, 1 for box)")
+    args = p.parse_args(argv)
+    if args.filter_width is None:
+        args.filter_width = 3.0 if args.filter == "blackman-harris" else 1.0
+    return args
 
 
 def vec3(text):
@@ -280,8 +288,8 @@ def configure(scene):
     c.caustics_reflective = c.caustics_refractive = True
     c.sample_clamp_direct = c.sample_clamp_indirect = 0.0
     c.light_sampling_threshold = 0.0  # no culling of weak lights: unbiased, as ours
-    c.pixel_filter_type = "BOX"
-    c.filter_width = 1.0
+    c.pixel_filter_type = {"box": "BOX", "blackman-harris": "BLACKMAN_HARRIS"}[ARGS.filter]
+    c.filter_width = ARGS.filter_width / 2 if ARGS.filter == "blackman-harris" else ARGS.filter_width
     for opt, val in (("use_light_tree", False), ("use_guiding", False)):  # newer Blenders only
         if hasattr(c, opt):
             setattr(c, opt, val)
