@@ -514,8 +514,8 @@ path = "mesh.ply"
   fs::remove_all(dir);
 }
 
-TEST_CASE("scene parser: the example in README.md (Scene format) parses") {
-  std::ifstream in(test_paths::project("README.md"));
+TEST_CASE("scene parser: the example in docs/scene-format.md parses") {
+  std::ifstream in(test_paths::project("docs/scene-format.md"));
   REQUIRE(in);
   std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string fence = "```toml\n";
