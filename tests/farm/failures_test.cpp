@@ -1,4 +1,4 @@
-// The errors a user sees (README "When things go wrong"): each row of that table is a test
+// The errors a user sees (docs/failures.md, "When things go wrong"): each row of that table is a test
 // here, with the exact message and exit code. Keep the two in step.
 #include <doctest/doctest.h>
 

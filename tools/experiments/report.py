@@ -69,7 +69,7 @@ def best_config(data, rows, keys):
 def simulator_sections(results_dir):
     """The simulator's result pages (tools/sim/*.py), each demoted one heading level."""
     out = ["## Simulator and run-time prediction\n\n`farm sim` drives the real scheduler in virtual time "
-           "(README: `farm sim`, `farm plan`); these pages come from tools/sim/*.py and "
+           "(docs/cli.md: `farm sim`, `farm plan`); these pages come from tools/sim/*.py and "
            "tools/bench/cost_map_scaling.py.\n"]
     for name, folder in (("validation.md", "sim"), ("plan_check.md", "sim"), ("scale_study.md", "sim"),
                          ("cost_map_scaling.md", "")):
@@ -88,8 +88,8 @@ def simulator_sections(results_dir):
 def reliability_sections(results_dir):
     """Issue 6's figures: fuzzing, chaos runs and the journal's cost, each demoted one level."""
     out = ["## Reliability: fuzzing, chaos and the journal\n\nThe farm's promises under crashes, faults, hostile "
-           "peers and bad files (README: \"Crashes and --resume\", \"When things go wrong\", Security); these "
-           "pages come from tools/fuzz.sh, tools/chaos.py and tools/bench/journal_cost.py.\n"]
+           "peers and bad files (docs/cli.md: \"Crashes and --resume\", Security; docs/failures.md: \"When things "
+           "go wrong\"); these pages come from tools/fuzz.sh, tools/chaos.py and tools/bench/journal_cost.py.\n"]
     for name in ("fuzz.md", "chaos.md", "bench_journal.md"):
         part = os.path.join(results_dir, name)
         if not os.path.exists(part):
