@@ -1,5 +1,5 @@
 // Scene file -> SceneDesc: the top level and every section except objects and prototypes
-// (object_parser.cpp). The format is documented in README.md ("Scene format"); keep the two in step.
+// (object_parser.cpp). The format is documented in docs/scene-format.md; keep the two in step.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
