@@ -331,7 +331,13 @@ TEST_CASE("security: a plaintext (NULL mechanism) client gets nothing from a CUR
     return ProbeKeys{};
   });
   INFO("client monitor events: " << r.events_text);
-  CHECK(r.intruder.count(ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) >= 1);  // mechanism mismatch
+  // Mechanism mismatch. Which failure the client's monitor names depends on who notices first:
+  // FAILED_PROTOCOL when the client reads the master's CURVE greeting, FAILED_NO_DETAIL when
+  // the master has already dropped the connection (seen under AddressSanitizer's slowdown in
+  // CI, on all 11 connection attempts of that run). Either way the handshake failed; that nothing
+  // was received and no handshake succeeded is checked by run_refusal.
+  CHECK(r.intruder.count(ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) + r.intruder.count(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) >=
+        1);
 }
 
 TEST_CASE("security: a client pinning the wrong master key gets nothing, even with an allowed key of its own") {
