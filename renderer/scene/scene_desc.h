@@ -23,6 +23,8 @@ struct SourceLoc {
   int line = 0;    // 1-based; 0 = unknown
   int column = 0;  // 1-based; 0 = unknown
   std::string str() const;
+  // "file:line:column: " to put before a message, or "" when the place is unknown.
+  std::string prefix() const { return file.empty() ? "" : str() + ": "; }
 };
 
 // A user error in a scene, mesh or texture; the message already names the location.

@@ -8,20 +8,6 @@
 
 namespace rt {
 
-namespace {
-
-OIIO::TypeDesc oiio_type(TexelFormat f) {
-  switch (f) {
-    case TexelFormat::u8: return OIIO::TypeDesc::UINT8;
-    case TexelFormat::u16: return OIIO::TypeDesc::UINT16;
-    default: return OIIO::TypeDesc::FLOAT;
-  }
-}
-
-std::string prefix(const SourceLoc& where) { return where.file.empty() ? "" : where.str() + ": "; }
-
-}  // namespace
-
 ResidentImage::ResidentImage(const std::string& path, int width, int height, int channels, TexelFormat format,
                              const SourceLoc& where)
     : m_channels(channels),
@@ -30,17 +16,17 @@ ResidentImage::ResidentImage(const std::string& path, int width, int height, int
       m_texel_bytes(stored_channels(channels) * texel_channel_bytes(format)),
       m_bytes(bytes_for(width, height, channels, format)) {
   auto in = OIIO::ImageInput::open(path);
-  if (!in) throw SceneError(prefix(where) + "cannot read texture image '" + path + "': " + OIIO::geterror());
+  if (!in) throw SceneError(where.prefix() + "cannot read texture image '" + path + "': " + OIIO::geterror());
   const OIIO::ImageSpec& spec = in->spec();
   // The file may have changed since its size was checked (it is read twice).
   if (spec.width != width || spec.height != height || spec.nchannels < channels) {
-    throw SceneError(prefix(where) + "texture image '" + path + "' changed while the scene was loading");
+    throw SceneError(where.prefix() + "texture image '" + path + "' changed while the scene was loading");
   }
   // Scanlines first (what the decoder gives), then rearranged into tiles.
   const size_t row_texel_bytes = static_cast<size_t>(channels) * texel_channel_bytes(format);
   std::vector<unsigned char> rows(static_cast<size_t>(width) * height * row_texel_bytes);
   if (!in->read_image(0, 0, 0, channels, oiio_type(format), rows.data())) {
-    throw SceneError(prefix(where) + "cannot decode texture image '" + path + "': " + in->geterror());
+    throw SceneError(where.prefix() + "cannot decode texture image '" + path + "': " + in->geterror());
   }
   // 64-byte aligned, so that a 64-byte tile is one cache line.
   const size_t allocated = (m_bytes + 63) / 64 * 64;

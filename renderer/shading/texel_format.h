@@ -7,9 +7,20 @@
 #include <cstdint>
 #include <cstring>
 
+#include <OpenImageIO/typedesc.h>
+
 namespace rt {
 
 enum class TexelFormat { u8, u16, f32 };
+
+// The OpenImageIO type both holders ask the decoder for.
+inline OIIO::TypeDesc oiio_type(TexelFormat f) {
+  switch (f) {
+    case TexelFormat::u8: return OIIO::TypeDesc::UINT8;
+    case TexelFormat::u16: return OIIO::TypeDesc::UINT16;
+    default: return OIIO::TypeDesc::FLOAT;
+  }
+}
 
 inline size_t texel_channel_bytes(TexelFormat f) { return f == TexelFormat::u8 ? 1 : f == TexelFormat::u16 ? 2 : 4; }
 

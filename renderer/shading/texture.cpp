@@ -16,8 +16,6 @@ namespace rt {
 
 namespace {
 
-std::string prefix(const SourceLoc& where) { return where.file.empty() ? "" : where.str() + ": "; }
-
 // 16k x 16k; larger is almost surely an error (or an attack on memory).
 constexpr long long k_max_pixels = 1LL << 28;
 
@@ -34,17 +32,17 @@ Color checker(const TextureDesc& d, Vec3 p) {
 
 RgbImage read_rgb_image(const std::string& path, const SourceLoc& where) {
   auto in = OIIO::ImageInput::open(path);
-  if (!in) throw SceneError(prefix(where) + "cannot read image '" + path + "': " + OIIO::geterror());
+  if (!in) throw SceneError(where.prefix() + "cannot read image '" + path + "': " + OIIO::geterror());
   const OIIO::ImageSpec& spec = in->spec();
   if (spec.width <= 0 || spec.height <= 0 || static_cast<long long>(spec.width) * spec.height > k_max_pixels ||
       spec.nchannels <= 0 || spec.nchannels > 64) {
-    throw SceneError(prefix(where) + "image '" + path + "' has unsupported size " + std::to_string(spec.width) + "x" +
+    throw SceneError(where.prefix() + "image '" + path + "' has unsupported size " + std::to_string(spec.width) + "x" +
                      std::to_string(spec.height) + "x" + std::to_string(spec.nchannels));
   }
   bool is_8bit = spec.format == OIIO::TypeDesc::UINT8;
   std::vector<float> data(static_cast<size_t>(spec.width) * spec.height * spec.nchannels);
   if (!in->read_image(0, 0, 0, spec.nchannels, OIIO::TypeDesc::FLOAT, data.data())) {
-    throw SceneError(prefix(where) + "cannot decode image '" + path + "': " + in->geterror());
+    throw SceneError(where.prefix() + "cannot decode image '" + path + "': " + in->geterror());
   }
   RgbImage img;
   img.width = spec.width;
@@ -97,14 +95,6 @@ TexelFormat held_format(OIIO::TypeDesc file_format) {
   return TexelFormat::f32;
 }
 
-OIIO::TypeDesc oiio_type(TexelFormat f) {
-  switch (f) {
-    case TexelFormat::u8: return OIIO::TypeDesc::UINT8;
-    case TexelFormat::u16: return OIIO::TypeDesc::UINT16;
-    default: return OIIO::TypeDesc::FLOAT;
-  }
-}
-
 constexpr size_t k_mib = size_t{1} << 20;
 
 }  // namespace
@@ -132,17 +122,17 @@ int TextureStore::add(const TextureDesc& desc) {
     OIIO::ImageSpec spec;
     if (!m_cache->get_imagespec(name, spec, 0, 0)) {
       std::string why = m_cache->geterror();
-      throw SceneError(prefix(desc.loc) + "cannot read texture image '" + desc.path + "'" +
+      throw SceneError(desc.loc.prefix() + "cannot read texture image '" + desc.path + "'" +
                        (why.empty() ? std::string() : ": " + why));
     }
     if (spec.width <= 0 || spec.height <= 0 || static_cast<long long>(spec.width) * spec.height > k_max_pixels ||
         spec.nchannels <= 0 || spec.nchannels > 64) {
-      throw SceneError(prefix(desc.loc) + "texture image '" + desc.path + "' has unsupported size " +
+      throw SceneError(desc.loc.prefix() + "texture image '" + desc.path + "' has unsupported size " +
                        std::to_string(spec.width) + "x" + std::to_string(spec.height) + "x" +
                        std::to_string(spec.nchannels));
     }
     e->cached = m_cache->get_image_handle(name);
-    if (!e->cached) throw SceneError(prefix(desc.loc) + "cannot open texture image '" + desc.path + "'");
+    if (!e->cached) throw SceneError(desc.loc.prefix() + "cannot open texture image '" + desc.path + "'");
     e->channels = std::min(spec.nchannels, 4);
     e->width = spec.width;
     e->height = spec.height;
