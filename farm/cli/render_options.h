@@ -1,45 +1,15 @@
-// Options shared by every command that renders a scene (`single` now, `render`/`master` later):
-// the scene, asset folders, output path and overrides of the scene's own settings.
+// The command-line options of every command that renders a scene, bound onto the job layer's
+// RenderOptions (job/job_spec.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "scene/scene_desc.h"
+#include "job/job_spec.h"
 
 namespace farm {
 
-struct RenderOptions {
-  std::string scene_path;
-  std::string output_path;
-  std::vector<std::string> asset_dirs;
-  std::optional<int> width, height, spp, frame, max_depth;
-  std::optional<std::string> integrator;
-  std::optional<std::string> camera;  // a scene camera's name or index (glTF)
-  int texture_cache_mb = 1024;        // decoded texels held in memory at once (this process)
-  std::optional<uint64_t> seed;
-};
-
 // Registers SCENE, -o (unless `with_output` is false), --assets, --width, --height, --spp,
-// --frame, --max-depth, --integrator, --seed and --camera on `cmd`.
+// --frame, --max-depth, --integrator, --seed, --camera and --texture-cache on `cmd`.
 void add_render_options(CLI::App& cmd, RenderOptions& options, bool with_output = true);
-
-// Parses the scene (cheap: no meshes) and applies the overrides; with only one of --width
-// and --height, the other follows the camera's aspect ratio when the scene gives one. Throws rt::SceneError for
-// scene problems and std::invalid_argument for overrides out of range.
-rt::SceneDesc load_scene_desc(const RenderOptions& options);
-
-// The frames to render: --frame if given, else all of them.
-std::vector<int> frames_to_render(const RenderOptions& options, const rt::SceneDesc& desc);
-
-// Output file for `frame`: the path itself for a single frame, else name_0001.ext.
-// Fails before any work if the output cannot possibly be written (format, folder); throws
-// std::invalid_argument naming what is wrong.
-void check_output_path(const std::string& path);
-
-std::string output_path_for_frame(const std::string& path, int frame, bool numbered);
 
 }  // namespace farm

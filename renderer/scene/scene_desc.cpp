@@ -6,6 +6,14 @@
 
 namespace rt {
 
+const char* integrator_name(IntegratorKind kind) { return kind == IntegratorKind::whitted ? "whitted" : "path"; }
+
+std::optional<IntegratorKind> parse_integrator(const std::string& name) {
+  if (name == "whitted") return IntegratorKind::whitted;
+  if (name == "path") return IntegratorKind::path;
+  return std::nullopt;
+}
+
 std::string SourceLoc::str() const {
   if (line <= 0) return file;
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);

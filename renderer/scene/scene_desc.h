@@ -34,11 +34,18 @@ class SceneError : public std::runtime_error {
 };
 
 enum class IntegratorKind { whitted, path };
+// Its name in scene files, on the command line and in statistics ("whitted", "path").
+const char* integrator_name(IntegratorKind kind);
+std::optional<IntegratorKind> parse_integrator(const std::string& name);
 
 // How a pixel's samples are spread around its centre (filter importance sampling: each sample
 // lands where the filter puts weight, and the pixel is their plain mean, so a pixel still depends
 // on its own samples only). `box` of width 1 covers the pixel square exactly.
 enum class PixelFilter { box, gaussian, blackman_harris };
+
+// Image limits, one place for every reader and checker (scene files, CLI, protocol, journal).
+constexpr int k_max_image_side = 16384;
+constexpr long long k_max_image_pixels = 1LL << 28;
 
 struct RenderSettings {
   int width = 640;

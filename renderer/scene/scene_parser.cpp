@@ -130,19 +130,16 @@ void read_render(ParseContext& ctx, const TableReader& r) {
   r.check_keys({"width", "height", "spp", "integrator", "max_depth", "seed", "frames", "ambient", "max_sample_value",
                 "filter", "filter_width"});
   RenderSettings& s = ctx.scene.settings;
-  s.width = static_cast<int>(r.get_int("width", s.width, 1, 16384));
-  s.height = static_cast<int>(r.get_int("height", s.height, 1, 16384));
-  constexpr int64_t k_max_pixels = int64_t{1} << 28;
-  if (int64_t{s.width} * s.height > k_max_pixels)
+  s.width = static_cast<int>(r.get_int("width", s.width, 1, k_max_image_side));
+  s.height = static_cast<int>(r.get_int("height", s.height, 1, k_max_image_side));
+  if (int64_t{s.width} * s.height > k_max_image_pixels)
     r.fail_at(r.has("height") ? "height" : "width",
-              "width * height must be at most " + std::to_string(k_max_pixels) + " pixels, got " +
+              "width * height must be at most " + std::to_string(k_max_image_pixels) + " pixels, got " +
                   std::to_string(int64_t{s.width} * s.height));
   s.spp = static_cast<int>(r.get_int("spp", s.spp, 1, 65536));
   if (auto integrator = r.get_string("integrator")) {
-    if (*integrator == "whitted")
-      s.integrator = IntegratorKind::whitted;
-    else if (*integrator == "path")
-      s.integrator = IntegratorKind::path;
+    if (std::optional<IntegratorKind> kind = parse_integrator(*integrator))
+      s.integrator = *kind;
     else
       r.fail_at("integrator", "unknown integrator " + quote_name(*integrator) + "; valid: whitted, path");
   }

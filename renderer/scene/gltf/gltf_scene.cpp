@@ -157,7 +157,7 @@ SceneDesc read_gltf_scene(const std::string& path) {
     scene.notices.push_back("the glTF file has no camera: using one that frames the whole scene");
   }
   if (scene.camera_aspect > 0) {
-    scene.settings.height = std::clamp(static_cast<int>(std::lround(scene.settings.width / scene.camera_aspect)), 1, 16384);
+    scene.settings.height = std::clamp(static_cast<int>(std::lround(scene.settings.width / scene.camera_aspect)), 1, k_max_image_side);
   }
   // Emissive materials alone rarely light a model (DamagedHelmet's are its display panels),
   // so any file without punctual lights gets the sky; a TOML scene that places the file can
