@@ -28,7 +28,7 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
   m_pending_pixels = m_total_pixels;
 }
 
-void Scheduler::restore(const std::vector<Block>& completed, AttemptId next_attempt) {
+void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_attempt) {
   if (!m_workers.empty() || !m_outstanding.empty() || m_completed_blocks != 0) {
     throw std::logic_error("scheduler: restore() after the job started");
   }
@@ -78,7 +78,7 @@ void Scheduler::restore(const std::vector<Block>& completed, AttemptId next_atte
   m_next_attempt = std::max(m_next_attempt, next_attempt);
 }
 
-void Scheduler::worker_joined(WorkerId id, Seconds now, int threads) {
+void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads) {
   Worker& w = m_workers[id];
   m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
   m_deadlines.erase({w.indexed_deadline, id});
@@ -92,16 +92,16 @@ void Scheduler::worker_joined(WorkerId id, Seconds now, int threads) {
   m_deadlines.insert({w.indexed_deadline, id});
 }
 
-void Scheduler::worker_left(WorkerId id, Seconds) { remove_worker(id); }
+void Scheduler::do_worker_left(WorkerId id) { remove_worker(id); }
 
-void Scheduler::heard_from(WorkerId id, Seconds now) {
+void Scheduler::do_heard_from(WorkerId id, Seconds now) {
   auto it = m_workers.find(id);
   if (it == m_workers.end()) return;
   it->second.last_seen = std::max(it->second.last_seen, now);
   reindex(it->second);
 }
 
-void Scheduler::network_sample(WorkerId id, Seconds rtt, double bytes_per_second) {
+void Scheduler::do_network_sample(WorkerId id, Seconds rtt, double bytes_per_second) {
   auto it = m_workers.find(id);
   if (it == m_workers.end()) return;
   if (rtt >= 0) it->second.rtt = rtt;
@@ -243,7 +243,7 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
 
 int max_leases_per_worker(int threads) { return 2 * std::max(1, threads) + 8; }
 
-std::vector<Assignment> Scheduler::request(WorkerId id, Seconds now, int credits) {
+std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int credits) {
   std::vector<Assignment> out;
   auto it = m_workers.find(id);
   if (it == m_workers.end()) return out;
@@ -279,7 +279,7 @@ void Scheduler::drop_lease(AttemptId attempt) {
   m_leases.erase(it);
 }
 
-ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
+ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   ResultReply reply;
   heard_from(id, now);
   auto lit = m_leases.find(attempt);
@@ -318,7 +318,7 @@ ResultReply Scheduler::result(WorkerId id, AttemptId attempt, Seconds now) {
   return reply;
 }
 
-void Scheduler::release(WorkerId worker, AttemptId attempt) {
+void Scheduler::do_release(WorkerId worker, AttemptId attempt) {
   auto lit = m_leases.find(attempt);
   if (lit == m_leases.end() || lit->second.worker != worker) return;
   BlockId block_id = lit->second.block_id;
@@ -355,7 +355,7 @@ void Scheduler::remove_worker(WorkerId id) {
   m_workers.erase(it);
 }
 
-std::vector<WorkerId> Scheduler::tick(Seconds now) {
+std::vector<WorkerId> Scheduler::do_tick(Seconds now) {
   // Only workers whose deadline has come can change; in worker order, as a full scan would.
   std::vector<WorkerId> due;
   for (auto it = m_deadlines.begin(); it != m_deadlines.end() && it->first <= now; ++it) due.push_back(it->second);
@@ -399,6 +399,56 @@ std::vector<Block> Scheduler::outstanding() const {
 std::vector<AttemptId> Scheduler::attempts_of(WorkerId id) const {
   auto it = m_workers.find(id);
   return it == m_workers.end() ? std::vector<AttemptId>{} : it->second.leases;
+}
+
+// The public mutating calls: the work, then the observer (the trace) sees the call and its
+// outputs. Every driver goes through these, so nothing can skip the trace.
+void Scheduler::restore(const std::vector<Block>& completed, AttemptId next_attempt) {
+  do_restore(completed, next_attempt);
+  if (m_observer) m_observer->restored(completed, next_attempt);
+}
+
+void Scheduler::worker_joined(WorkerId worker, Seconds now, int threads) {
+  do_worker_joined(worker, now, threads);
+  if (m_observer) m_observer->joined(worker, now, threads);
+}
+
+void Scheduler::worker_left(WorkerId worker, Seconds now) {
+  do_worker_left(worker);
+  if (m_observer) m_observer->left(worker, now);
+}
+
+void Scheduler::heard_from(WorkerId worker, Seconds now) {
+  do_heard_from(worker, now);
+  if (m_observer) m_observer->heard(worker, now);
+}
+
+void Scheduler::network_sample(WorkerId worker, Seconds rtt, double bytes_per_second) {
+  do_network_sample(worker, rtt, bytes_per_second);
+  if (m_observer) m_observer->network(worker, rtt, bytes_per_second);
+}
+
+std::vector<Assignment> Scheduler::request(WorkerId worker, Seconds now, int credits) {
+  std::vector<Assignment> out = do_request(worker, now, credits);
+  if (m_observer) m_observer->requested(worker, now, credits, out);
+  return out;
+}
+
+void Scheduler::release(WorkerId worker, AttemptId attempt) {
+  do_release(worker, attempt);
+  if (m_observer) m_observer->released(worker, attempt);
+}
+
+ResultReply Scheduler::result(WorkerId worker, AttemptId attempt, Seconds now) {
+  ResultReply reply = do_result(worker, attempt, now);
+  if (m_observer) m_observer->resulted(worker, attempt, now, reply);
+  return reply;
+}
+
+std::vector<WorkerId> Scheduler::tick(Seconds now) {
+  std::vector<WorkerId> dead = do_tick(now);
+  if (m_observer) m_observer->ticked(now, dead);
+  return dead;
 }
 
 }  // namespace farm

@@ -22,9 +22,27 @@ namespace farm {
 // At most this many leases are out to one worker at once (credits beyond it are ignored).
 int max_leases_per_worker(int threads);
 
+// Sees every mutating call with its inputs and outputs, after the scheduler acted on it (the
+// trace, scheduler_trace.h). Observers must not call back into the scheduler's mutators.
+class SchedulerObserver {
+ public:
+  virtual ~SchedulerObserver() = default;
+  virtual void restored(const std::vector<Block>& completed, AttemptId next_attempt) = 0;
+  virtual void joined(WorkerId worker, Seconds now, int threads) = 0;
+  virtual void left(WorkerId worker, Seconds now) = 0;
+  virtual void heard(WorkerId worker, Seconds now) = 0;
+  virtual void network(WorkerId worker, Seconds rtt, double bytes_per_second) = 0;
+  virtual void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) = 0;
+  virtual void released(WorkerId worker, AttemptId attempt) = 0;
+  virtual void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) = 0;
+  virtual void ticked(Seconds now, const std::vector<WorkerId>& dead) = 0;
+};
+
 class Scheduler {
  public:
   explicit Scheduler(SchedulerConfig config);
+  // At most one observer (null: none); it must outlive the scheduler's use of it.
+  void set_observer(SchedulerObserver* observer) { m_observer = observer; }
 
   // Resuming a job: `completed` were committed by an earlier run (the master's journal) and
   // leave the pool; attempt ids continue from `next_attempt` so that no lease of this run can
@@ -116,6 +134,16 @@ class Scheduler {
     Seconds indexed_deadline = 0;  // its key in m_deadlines
   };
 
+  void do_restore(const std::vector<Block>& completed, AttemptId next_attempt);
+  void do_worker_joined(WorkerId worker, Seconds now, int threads);
+  void do_worker_left(WorkerId worker);
+  void do_heard_from(WorkerId worker, Seconds now);
+  void do_network_sample(WorkerId worker, Seconds rtt, double bytes_per_second);
+  std::vector<Assignment> do_request(WorkerId worker, Seconds now, int credits);
+  void do_release(WorkerId worker, AttemptId attempt);
+  ResultReply do_result(WorkerId worker, AttemptId attempt, Seconds now);
+  std::vector<WorkerId> do_tick(Seconds now);
+
   WorkerView view_of(const Worker& w) const;
   PoolView pool_view() const;
   Seconds wait_for(const Worker& w) const;
@@ -134,6 +162,7 @@ class Scheduler {
   void reindex(Worker& w);
 
   SchedulerConfig m_config;
+  SchedulerObserver* m_observer = nullptr;
   std::unique_ptr<Policy> m_policy;
   std::deque<Block> m_pool;
   std::map<BlockId, Outstanding> m_outstanding;

@@ -76,70 +76,49 @@ bool parse_config(std::istringstream& in, SchedulerConfig& c) {
 
 }  // namespace
 
-TracedScheduler::TracedScheduler(SchedulerConfig config, std::ostream* trace)
-    : Scheduler(std::move(config)), m_trace(trace) {
-  if (m_trace) *m_trace << config_text(this->config()) << '\n';
+SchedulerTrace::SchedulerTrace(Scheduler& scheduler, std::ostream& trace)
+    : m_scheduler(scheduler), m_trace(trace), m_decisions_written(scheduler.decisions().size()) {
+  m_trace << config_text(scheduler.config()) << '\n';
+  m_scheduler.set_observer(this);
 }
 
-void TracedScheduler::write(const std::string& inputs, const std::string& outputs) {
-  if (!m_trace) {
-    m_decisions_written = decisions().size();
-    return;
-  }
-  *m_trace << inputs << " : " << outputs << " ;" << decisions_since(*this, m_decisions_written) << '\n';
+SchedulerTrace::~SchedulerTrace() { m_scheduler.set_observer(nullptr); }
+
+void SchedulerTrace::write(const std::string& inputs, const std::string& outputs) {
+  m_trace << inputs << " : " << outputs << " ;" << decisions_since(m_scheduler, m_decisions_written) << '\n';
 }
 
-void TracedScheduler::restore(const std::vector<Block>& completed, AttemptId next_attempt) {
-  Scheduler::restore(completed, next_attempt);
-  if (!m_trace) return;
+void SchedulerTrace::restored(const std::vector<Block>& completed, AttemptId next_attempt) {
   std::string inputs = "C " + std::to_string(next_attempt) + ' ' + std::to_string(completed.size());
   for (const Block& b : completed) inputs += ' ' + block_text(b);
   write(inputs, "");
 }
 
-void TracedScheduler::worker_joined(WorkerId worker, Seconds now, int threads) {
-  Scheduler::worker_joined(worker, now, threads);
-  if (m_trace) write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads), "");
+void SchedulerTrace::joined(WorkerId worker, Seconds now, int threads) {
+  write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads), "");
 }
 
-void TracedScheduler::worker_left(WorkerId worker, Seconds now) {
-  Scheduler::worker_left(worker, now);
-  if (m_trace) write("L " + num(now) + ' ' + std::to_string(worker), "");
+void SchedulerTrace::left(WorkerId worker, Seconds now) { write("L " + num(now) + ' ' + std::to_string(worker), ""); }
+
+void SchedulerTrace::heard(WorkerId worker, Seconds now) { write("H " + num(now) + ' ' + std::to_string(worker), ""); }
+
+void SchedulerTrace::network(WorkerId worker, Seconds rtt, double bytes_per_second) {
+  write("N " + std::to_string(worker) + ' ' + num(rtt) + ' ' + num(bytes_per_second), "");
 }
 
-void TracedScheduler::heard_from(WorkerId worker, Seconds now) {
-  Scheduler::heard_from(worker, now);
-  if (m_trace) write("H " + num(now) + ' ' + std::to_string(worker), "");
+void SchedulerTrace::requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) {
+  write("R " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(credits), assignments_text(out));
 }
 
-void TracedScheduler::network_sample(WorkerId worker, Seconds rtt, double bytes_per_second) {
-  Scheduler::network_sample(worker, rtt, bytes_per_second);
-  if (m_trace) write("N " + std::to_string(worker) + ' ' + num(rtt) + ' ' + num(bytes_per_second), "");
+void SchedulerTrace::released(WorkerId worker, AttemptId attempt) {
+  write("X " + std::to_string(worker) + ' ' + std::to_string(attempt), "");
 }
 
-std::vector<Assignment> TracedScheduler::request(WorkerId worker, Seconds now, int credits) {
-  std::vector<Assignment> out = Scheduler::request(worker, now, credits);
-  if (m_trace)
-    write("R " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(credits), assignments_text(out));
-  return out;
+void SchedulerTrace::resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) {
+  write("S " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(attempt), reply_text(reply));
 }
 
-void TracedScheduler::release(WorkerId worker, AttemptId attempt) {
-  Scheduler::release(worker, attempt);
-  if (m_trace) write("X " + std::to_string(worker) + ' ' + std::to_string(attempt), "");
-}
-
-ResultReply TracedScheduler::result(WorkerId worker, AttemptId attempt, Seconds now) {
-  ResultReply r = Scheduler::result(worker, attempt, now);
-  if (m_trace) write("S " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(attempt), reply_text(r));
-  return r;
-}
-
-std::vector<WorkerId> TracedScheduler::tick(Seconds now) {
-  std::vector<WorkerId> dead = Scheduler::tick(now);
-  if (m_trace) write("T " + num(now), ids_text(dead));
-  return dead;
-}
+void SchedulerTrace::ticked(Seconds now, const std::vector<WorkerId>& dead) { write("T " + num(now), ids_text(dead)); }
 
 std::string replay_trace(std::istream& trace) {
   std::string line;

@@ -13,29 +13,35 @@
 
 namespace farm {
 
-// A Scheduler whose mutating calls are also written to `trace` (when not null), one line each:
-// "<op> <inputs> : <outputs> ; <new policy decisions>". Reading calls are inherited unchanged.
-class TracedScheduler : public Scheduler {
+// Writes every mutating call of one scheduler to `trace`, one line each:
+// "<op> <inputs> : <outputs> ; <new policy decisions>". It observes the scheduler (set_observer),
+// so a call through any reference to it is recorded; it detaches itself when destroyed.
+class SchedulerTrace : public SchedulerObserver {
  public:
-  TracedScheduler(SchedulerConfig config, std::ostream* trace);
+  // Writes the configuration line at once.
+  SchedulerTrace(Scheduler& scheduler, std::ostream& trace);
+  ~SchedulerTrace() override;
+  SchedulerTrace(const SchedulerTrace&) = delete;
+  SchedulerTrace& operator=(const SchedulerTrace&) = delete;
 
-  void restore(const std::vector<Block>& completed, AttemptId next_attempt);
-  void worker_joined(WorkerId worker, Seconds now, int threads);
-  void worker_left(WorkerId worker, Seconds now);
-  void heard_from(WorkerId worker, Seconds now);
-  void network_sample(WorkerId worker, Seconds rtt, double bytes_per_second);
-  std::vector<Assignment> request(WorkerId worker, Seconds now, int credits);
-  void release(WorkerId worker, AttemptId attempt);
-  ResultReply result(WorkerId worker, AttemptId attempt, Seconds now);
-  std::vector<WorkerId> tick(Seconds now);
+  void restored(const std::vector<Block>& completed, AttemptId next_attempt) override;
+  void joined(WorkerId worker, Seconds now, int threads) override;
+  void left(WorkerId worker, Seconds now) override;
+  void heard(WorkerId worker, Seconds now) override;
+  void network(WorkerId worker, Seconds rtt, double bytes_per_second) override;
+  void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) override;
+  void released(WorkerId worker, AttemptId attempt) override;
+  void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) override;
+  void ticked(Seconds now, const std::vector<WorkerId>& dead) override;
 
  private:
   void write(const std::string& inputs, const std::string& outputs);
-  std::ostream* m_trace;
+  Scheduler& m_scheduler;
+  std::ostream& m_trace;
   size_t m_decisions_written = 0;
 };
 
-// Replays a trace written by TracedScheduler. Returns "" when every call gave the recorded
+// Replays a trace written by SchedulerTrace. Returns "" when every call gave the recorded
 // outputs, otherwise "line N: expected ..., got ..." for the first difference (or a parse error).
 std::string replay_trace(std::istream& trace);
 

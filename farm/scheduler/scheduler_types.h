@@ -17,6 +17,11 @@ using Seconds = double;
 
 enum class PolicyKind { fixed, seed, adaptive };
 
+// Liveness defaults of master, worker and simulator alike: zguide's Paranoid Pirate pings every
+// second and declares a peer dead after three missed beats.
+constexpr Seconds k_default_heartbeat_interval = 1.0;
+constexpr int k_default_liveness = 3;
+
 struct SchedulerConfig {
   int width = 0, height = 0;
   std::vector<int> frames{1};
@@ -25,8 +30,8 @@ struct SchedulerConfig {
   Seconds base_wait = 4.0;   // waiting time before the network terms are added
   int max_copies = 2;        // holders of one block at once, the first included
   PolicyKind policy = PolicyKind::seed;
-  Seconds heartbeat_interval = 1.0;
-  int liveness = 3;          // a worker silent for interval * liveness is dead
+  Seconds heartbeat_interval = k_default_heartbeat_interval;
+  int liveness = k_default_liveness;  // a worker silent for interval * liveness is dead
   double result_bytes_per_pixel = 8;  // expected payload per pixel, for the network-scaled wait
 };
 
