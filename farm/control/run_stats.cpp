@@ -1,12 +1,22 @@
-#include "master/run_stats.h"
+#include "control/run_stats.h"
 
 #include <cstdio>
 #include <sstream>
 
-#include "cli/json_text.h"
-#include "image/image_io.h"
+#include "base/json_text.h"
 
 namespace farm {
+
+const char* lease_outcome_name(LeaseOutcome outcome) {
+  switch (outcome) {
+    case LeaseOutcome::outstanding: return "outstanding";
+    case LeaseOutcome::accepted: return "accepted";
+    case LeaseOutcome::late: return "late";
+    case LeaseOutcome::cancelled: return "cancelled";
+    case LeaseOutcome::lost: return "lost";
+  }
+  return "?";
+}
 
 
 void RunStats::joined(WorkerId id, const std::string& name, int threads, double now) {
@@ -23,7 +33,7 @@ void RunStats::left(WorkerId id, double now, bool died) {
   it->second.left = now;
   it->second.died = died;
   for (auto& [attempt, l] : m_leases)
-    if (l.worker == id && l.outcome == "outstanding") l.outcome = "lost";
+    if (l.worker == id && l.outcome == LeaseOutcome::outstanding) l.outcome = LeaseOutcome::lost;
 }
 
 void RunStats::assigned(const Assignment& a, double now) {
@@ -41,14 +51,14 @@ void RunStats::result(WorkerId worker, AttemptId attempt, double now, double ren
   w.bytes_in += bytes;
   w.busy_seconds += render_seconds;
   auto it = m_leases.find(attempt);
-  if (it != m_leases.end() && it->second.worker == worker && it->second.outcome != "accepted") {
+  if (it != m_leases.end() && it->second.worker == worker && it->second.outcome != LeaseOutcome::accepted) {
     LeaseRecord& l = it->second;
     l.received = now;
     l.render_seconds = render_seconds;
     l.queued_seconds = queued_seconds;
     l.bytes = bytes;
     l.rays = rays;
-    l.outcome = accepted ? "accepted" : "late";
+    l.outcome = accepted ? LeaseOutcome::accepted : LeaseOutcome::late;
     if (accepted) {
       ++w.blocks;
       w.pixels += static_cast<uint64_t>(l.block.pixels());
@@ -60,7 +70,7 @@ void RunStats::result(WorkerId worker, AttemptId attempt, double now, double ren
 
 void RunStats::cancelled(AttemptId attempt) {
   auto it = m_leases.find(attempt);
-  if (it != m_leases.end() && it->second.outcome == "outstanding") it->second.outcome = "cancelled";
+  if (it != m_leases.end() && it->second.outcome == LeaseOutcome::outstanding) it->second.outcome = LeaseOutcome::cancelled;
 }
 
 void RunStats::bytes_out(WorkerId id, uint64_t bytes) { m_workers[id].bytes_out += bytes; }
@@ -109,41 +119,11 @@ std::string RunStats::json(const Scheduler& s, double makespan, const std::vecto
       << ", \"assigned\": " << fixed(l.assigned) << ", \"start\": " << fixed(start) << ", \"finish\": " << fixed(finish)
       << ", \"received\": " << fixed(l.received) << ", \"render_seconds\": " << fixed(l.render_seconds)
       << ", \"queued_seconds\": " << fixed(l.queued_seconds) << ", \"bytes\": " << l.bytes << ", \"rays\": " << l.rays
-      << ", \"outcome\": " << json_string(l.outcome) << "}";
+      << ", \"outcome\": " << json_string(lease_outcome_name(l.outcome)) << "}";
     first = false;
   }
   o << "\n  ]\n}\n";
   return o.str();
-}
-
-void write_tile_map(const std::string& path, int width, int height, std::vector<float> rgba, int frame,
-                    const RunStats& stats) {
-  static const float palette[][3] = {{0.9f, 0.1f, 0.1f}, {0.1f, 0.8f, 0.1f}, {0.2f, 0.3f, 1.0f}, {1.0f, 0.8f, 0.0f},
-                                     {0.9f, 0.1f, 0.9f}, {0.0f, 0.9f, 0.9f}, {1.0f, 0.5f, 0.0f}, {0.6f, 0.3f, 1.0f}};
-  for (size_t i = 0; i < rgba.size(); i += 4)
-    for (int c = 0; c < 3; ++c) rgba[i + c] *= 0.35f;
-  auto paint = [&](int x, int y, const float* col) {
-    if (x < 0 || y < 0 || x >= width || y >= height) return;
-    float* p = &rgba[4 * (static_cast<size_t>(y) * width + x)];
-    for (int c = 0; c < 3; ++c) p[c] = col[c];
-  };
-  // Workers are coloured in the order they joined.
-  std::map<WorkerId, int> colour;
-  for (const auto& [id, w] : stats.workers()) colour[id] = static_cast<int>(colour.size()) % 8;
-  for (const auto& [attempt, l] : stats.leases()) {
-    if (l.outcome != "accepted" || l.block.frame != frame) continue;
-    const float* col = palette[colour[l.worker]];
-    const Block& b = l.block;
-    for (int x = b.x; x < b.x + b.width; ++x) {
-      paint(x, b.y, col);
-      paint(x, b.y + b.height - 1, col);
-    }
-    for (int y = b.y; y < b.y + b.height; ++y) {
-      paint(b.x, y, col);
-      paint(b.x + b.width - 1, y, col);
-    }
-  }
-  rt::write_image(path, width, height, rgba.data());
 }
 
 }  // namespace farm

@@ -11,6 +11,16 @@
 
 namespace farm {
 
+enum class LeaseOutcome : uint8_t {
+  outstanding,  // no result yet
+  accepted,     // its pixels are in the image
+  late,         // a result came after another copy won (or after the lease was settled)
+  cancelled,    // withdrawn: another copy won, or it could not be delivered or used
+  lost,         // its worker died or left while it was outstanding
+};
+// The name in --stats JSON ("accepted", ...).
+const char* lease_outcome_name(LeaseOutcome outcome);
+
 struct LeaseRecord {
   Block block;
   WorkerId worker = 0;
@@ -22,7 +32,7 @@ struct LeaseRecord {
   double queued_seconds = 0;  // waited in the worker before rendering
   uint64_t bytes = 0;         // result payload on the wire
   uint64_t rays = 0;
-  std::string outcome = "outstanding";  // accepted, late, cancelled, lost (worker died)
+  LeaseOutcome outcome = LeaseOutcome::outstanding;
 };
 
 struct WorkerRecord {
@@ -58,9 +68,5 @@ class RunStats {
   std::map<WorkerId, WorkerRecord> m_workers;
   uint64_t m_rays = 0;
 };
-
-// The frame's image, dimmed, with every accepted block outlined in its worker's colour.
-void write_tile_map(const std::string& path, int width, int height, std::vector<float> rgba, int frame,
-                    const RunStats& stats);
 
 }  // namespace farm

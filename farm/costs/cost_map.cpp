@@ -1,4 +1,4 @@
-#include "sim/cost_map.h"
+#include "costs/cost_map.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "sim/cost_map_from_blocks.h"
+#include "costs/cost_map_from_blocks.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "scheduler/block.h"
-#include "sim/cost_map.h"
+#include "costs/cost_map.h"
 
 namespace farm {
 

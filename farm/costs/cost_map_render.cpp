@@ -1,4 +1,4 @@
-#include "sim/cost_map_render.h"
+#include "costs/cost_map_render.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/combinable.h>

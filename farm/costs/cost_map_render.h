@@ -2,7 +2,7 @@
 #pragma once
 
 #include "render/render.h"
-#include "sim/cost_map.h"
+#include "costs/cost_map.h"
 
 namespace farm {
 

@@ -8,7 +8,7 @@
 
 #include "render/render.h"
 #include "scheduler/policy.h"
-#include "sim/cost_map_render.h"
+#include "costs/cost_map_render.h"
 
 namespace farm {
 
@@ -44,13 +44,13 @@ PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const Previ
 namespace {
 
 PlanCandidate simulate_candidate(const CostMap& map, const ClusterSpec& cluster, SimOptions o, const PlanOptions& plan,
-                                 const std::string& policy, int block, double wait) {
-  o.scheduler.policy = parse_policy(policy).value_or(PolicyKind::seed);
+                                 PolicyKind policy, int block, double wait) {
+  o.scheduler.policy = policy;
   o.scheduler.block_size = block;
   o.scheduler.min_block = std::min(o.scheduler.min_block, block);
-  o.scheduler.base_wait = policy == "fixed" ? 1e6 : wait;
+  o.scheduler.base_wait = policy == PolicyKind::fixed ? 1e6 : wait;
   std::vector<double> windows, makespans;
-  PlanCandidate c{policy, block, policy == "fixed" ? 0 : wait};
+  PlanCandidate c{policy, block, policy == PolicyKind::fixed ? 0 : wait};
   for (int seed = 1; seed <= std::max(1, plan.seeds); ++seed) {
     o.seed = static_cast<uint64_t>(seed);
     SimResult r = simulate(map, expand_cluster(cluster, o.seed), o);
@@ -76,9 +76,9 @@ std::vector<PlanCandidate> rank_candidates(const CostMap& map, const ClusterSpec
   for (int f = 1; f <= std::max(1, plan.frames); ++f) o.scheduler.frames.push_back(f);
   o.per_block_overhead = cluster.per_block_overhead;
   std::vector<PlanCandidate> out;
-  for (const std::string& policy : plan.policies) {
+  for (PolicyKind policy : plan.policies) {
     for (int block : plan.blocks) {
-      if (policy == "fixed") {
+      if (policy == PolicyKind::fixed) {
         out.push_back(simulate_candidate(map, cluster, o, plan, policy, block, 0));
         continue;
       }

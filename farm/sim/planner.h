@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "costs/cost_map.h"
 #include "scene/scene_desc.h"
 #include "sim/cluster_spec.h"
-#include "sim/cost_map.h"
 #include "sim/simulator.h"
 
 namespace farm {
@@ -34,7 +34,7 @@ struct PreviewResult {
 PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const PreviewSettings& preview);
 
 struct PlanCandidate {
-  std::string policy;
+  PolicyKind policy = PolicyKind::seed;
   int block = 32;
   double wait = 0;         // 0 for fixed (it has no waiting time)
   double window = 0;       // predicted, median over the seeds
@@ -43,7 +43,7 @@ struct PlanCandidate {
 };
 
 struct PlanOptions {
-  std::vector<std::string> policies{"fixed", "seed", "adaptive"};
+  std::vector<PolicyKind> policies{PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive};
   std::vector<int> blocks{8, 16, 32, 64, 128};
   std::vector<double> waits{0.25, 0.5, 1, 2, 4};
   int seeds = 3;

@@ -9,9 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "master/link_estimate.h"
-#include "master/run_stats.h"
-#include "scheduler/scheduler_trace.h"
+#include "control/job_controller.h"
 
 namespace farm {
 
@@ -83,14 +81,13 @@ struct SimWorker {
   double last_request = -k_never;
   // The master's view of this peer.
   bool joined = false;
-  double rtt = 0, bandwidth = 0;
   int capacity() const { return spec.threads + std::max(0, spec.prefetch); }
 };
 
 class Simulation {
  public:
   Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs, const SimOptions& o)
-      : m_costs(costs), m_o(o), m_scheduler(o.scheduler, o.trace), m_rng(o.seed) {
+      : m_costs(costs), m_o(o), m_job(o.scheduler, o.trace), m_rng(o.seed) {
     m_workers.reserve(specs.size());
     for (const SimWorkerSpec& s : specs) {
       SimWorker w;
@@ -109,7 +106,7 @@ class Simulation {
       if (s.fail >= 0) push(s.fail, Ev::fail, i);
       if (s.leave >= 0) push(s.leave, Ev::leave, i);
     }
-    while (!m_events.empty() && !m_scheduler.done()) {
+    while (!m_events.empty() && !m_job.scheduler().done()) {
       Event e = m_events.top();
       m_events.pop();
       if (e.t > m_o.time_limit) break;
@@ -118,18 +115,18 @@ class Simulation {
       dispatch(e);
     }
     SimResult r;
-    r.completed = m_scheduler.done();
+    r.completed = m_job.scheduler().done();
     r.makespan = r.completed ? m_last_accept : m_now;
     r.first_assignment = m_first_assignment < k_never ? m_first_assignment : 0;
     r.events = m_count;
-    r.blocks = m_scheduler.completed_blocks();
-    r.reassignments = m_scheduler.reassignments();
-    r.late_results = m_scheduler.late_results();
-    for (const PolicyDecision& d : m_scheduler.decisions()) r.halvings += d.to_size < d.from_size;
+    r.blocks = m_job.scheduler().completed_blocks();
+    r.reassignments = m_job.scheduler().reassignments();
+    r.late_results = m_job.scheduler().late_results();
+    for (const PolicyDecision& d : m_job.scheduler().decisions()) r.halvings += d.to_size < d.from_size;
     r.dead_workers = m_dead;
     r.longest_block_cost = m_longest;
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    r.stats_json = m_stats.json(m_scheduler, r.makespan, summary(r));
+    r.stats_json = m_job.stats().json(m_job.scheduler(), r.makespan, summary(r));
     return r;
   }
 
@@ -182,7 +179,7 @@ class Simulation {
   void send_down(uint32_t index, Message m, double bytes = k_small_message) {
     SimWorker& w = m_workers[index];
     m.worker = index;
-    m_stats.bytes_out(index + 1, static_cast<uint64_t>(bytes));
+    m_job.bytes_out(index + 1, static_cast<uint64_t>(bytes));
     Event e;
     e.t = w.down.deliver(m_now, bytes, m_rng);
     e.kind = Ev::worker_arrive;
@@ -300,16 +297,14 @@ class Simulation {
     if (m.kind == Msg::hello) {
       if (w.joined) return;
       w.joined = true;
-      m_scheduler.worker_joined(id, m_now, w.spec.threads);
-      m_stats.joined(id, w.spec.name, w.spec.threads, m_now);
+      m_job.join(id, w.spec.name, w.spec.threads, m_now);
       return;
     }
     if (!w.joined) return;  // declared dead or left: the real master answers "not joined"
-    m_scheduler.heard_from(id, m_now);
+    m_job.heard(id, m_now);
     switch (m.kind) {
       case Msg::request:
-        for (const Assignment& a : m_scheduler.request(id, m_now, static_cast<int>(m.credits))) {
-          m_stats.assigned(a, m_now);
+        for (const Assignment& a : m_job.request(id, m_now, static_cast<int>(m.credits))) {
           m_first_assignment = std::min(m_first_assignment, m_now);
           Message out = message(Msg::assign);
           out.attempt = a.attempt;
@@ -317,40 +312,27 @@ class Simulation {
           send_down(m.worker, out);
         }
         break;
-      case Msg::result: on_result(w, id, m); break;
+      case Msg::result: on_result(id, m); break;
       case Msg::heartbeat:
         // The real master measures the round trip with pings; the model knows it.
-        w.rtt = w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2;
-        m_scheduler.network_sample(id, w.rtt, w.bandwidth);
+        m_job.round_trip(id, w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2);
         break;
       case Msg::leave:
-        m_scheduler.worker_left(id, m_now);
-        m_stats.left(id, m_now, false);
+        m_job.leave(id, m_now, false);
         w.joined = false;
         break;
       default: break;
     }
   }
 
-  void on_result(SimWorker& w, WorkerId id, const Message& m) {
-    auto lease = m_stats.leases().find(m.attempt);
-    if (lease == m_stats.leases().end()) return;
-    double bandwidth = update_bandwidth_estimate(w.bandwidth, lease->second.assigned, m_now, m.render, m.queued, w.rtt,
-                                                 m.bytes);
-    if (bandwidth != w.bandwidth) {
-      w.bandwidth = bandwidth;
-      m_scheduler.network_sample(id, w.rtt, w.bandwidth);
-    }
-    ResultReply reply = m_scheduler.result(id, m.attempt, m_now);
-    bool accepted = reply.outcome == ResultOutcome::accepted;
-    m_stats.result(id, m.attempt, m_now, m.render, m.queued, m.bytes, 0, accepted);
-    if (!accepted) return;
+  void on_result(WorkerId id, const Message& m) {
+    ResultReply reply = m_job.result(id, m.attempt, m_now, ResultReport{m.render, m.queued, m.bytes, 0});
+    if (reply.outcome != ResultOutcome::accepted) return;
     m_last_accept = m_now;
     Block in_map = reply.block;
     in_map.frame = std::min(in_map.frame, m_costs.frames());
     m_longest = std::max(m_longest, m_costs.cost(in_map));
     for (const Cancel& c : reply.cancels) {
-      m_stats.cancelled(c.attempt);
       Message out = message(Msg::cancel);
       out.attempt = c.attempt;
       send_down(c.worker - 1, out);
@@ -358,16 +340,15 @@ class Simulation {
   }
 
   void tick_if_due() {
-    if (m_scheduler.next_deadline() > m_now) return;
-    for (WorkerId dead : m_scheduler.tick(m_now)) {
-      m_stats.left(dead, m_now, true);
+    if (m_job.scheduler().next_deadline() > m_now) return;
+    for (WorkerId dead : m_job.tick(m_now)) {
       m_workers[dead - 1].joined = false;
       ++m_dead;
     }
   }
 
   void schedule_tick() {
-    double d = m_scheduler.next_deadline();
+    double d = m_job.scheduler().next_deadline();
     // A deadline that tick() left in the past would re-fire at the same instant forever:
     // virtual time must move on, as real time does for the master.
     if (d <= m_now) d = std::nextafter(m_now, k_never);
@@ -400,8 +381,7 @@ class Simulation {
 
   const CostMap& m_costs;
   SimOptions m_o;
-  TracedScheduler m_scheduler;
-  RunStats m_stats;
+  JobController m_job;
   std::mt19937_64 m_rng;
   std::vector<SimWorker> m_workers;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> m_events;

@@ -19,7 +19,7 @@
 
 #include "scheduler/scheduler_types.h"
 #include "sim/cluster_spec.h"
-#include "sim/cost_map.h"
+#include "costs/cost_map.h"
 
 namespace farm {
 

@@ -1,0 +1,89 @@
+#include "control/job_controller.h"
+
+#include "control/link_estimate.h"
+
+namespace farm {
+
+JobController::JobController(const SchedulerConfig& config, std::ostream* trace) : m_scheduler(config) {
+  if (trace) m_trace = std::make_unique<SchedulerTrace>(m_scheduler, *trace);
+}
+
+void JobController::join(WorkerId worker, const std::string& name, int threads, Seconds now) {
+  m_scheduler.worker_joined(worker, now, threads);
+  m_stats.joined(worker, name, threads, now);
+  m_links[worker] = LinkEstimate{};
+}
+
+void JobController::leave(WorkerId worker, Seconds now, bool died) {
+  m_scheduler.worker_left(worker, now);
+  m_stats.left(worker, now, died);
+  m_links.erase(worker);
+}
+
+void JobController::heard(WorkerId worker, Seconds now) { m_scheduler.heard_from(worker, now); }
+
+void JobController::round_trip(WorkerId worker, Seconds rtt) {
+  auto it = m_links.find(worker);
+  if (it == m_links.end()) return;
+  it->second.rtt = rtt;
+  m_scheduler.network_sample(worker, rtt, it->second.bandwidth);
+}
+
+Seconds JobController::rtt_of(WorkerId worker) const {
+  auto it = m_links.find(worker);
+  return it == m_links.end() ? 0 : it->second.rtt;
+}
+
+std::vector<Assignment> JobController::request(WorkerId worker, Seconds now, int credits) {
+  std::vector<Assignment> out = m_scheduler.request(worker, now, credits);
+  for (const Assignment& a : out) m_stats.assigned(a, now);
+  return out;
+}
+
+// An undeliverable lease must not pin its block.
+void JobController::undeliverable(WorkerId worker, AttemptId attempt) { reject(worker, attempt); }
+
+LeaseCheck JobController::check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const {
+  auto lease = m_stats.leases().find(attempt);
+  if (lease == m_stats.leases().end() || lease->second.worker != worker) return LeaseCheck::unknown_lease;
+  if (!(lease->second.block == rect)) return LeaseCheck::wrong_rectangle;
+  return LeaseCheck::ok;
+}
+
+void JobController::reject(WorkerId worker, AttemptId attempt) {
+  m_scheduler.release(worker, attempt);
+  m_stats.cancelled(attempt);
+}
+
+ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds now, const ResultReport& report) {
+  // Link estimate from this transfer: what the round trip leaves after render and queueing.
+  auto lease = m_stats.leases().find(attempt);
+  auto link = m_links.find(worker);
+  if (lease != m_stats.leases().end() && link != m_links.end()) {
+    LinkEstimate& l = link->second;
+    const double bandwidth = update_bandwidth_estimate(l.bandwidth, lease->second.assigned, now, report.render_seconds,
+                                                       report.queued_seconds, l.rtt, report.wire_bytes);
+    if (bandwidth != l.bandwidth) {
+      l.bandwidth = bandwidth;
+      m_scheduler.network_sample(worker, l.rtt, l.bandwidth);
+    }
+  }
+  ResultReply reply = m_scheduler.result(worker, attempt, now);
+  const bool accepted = reply.outcome == ResultOutcome::accepted;
+  m_stats.result(worker, attempt, now, report.render_seconds, report.queued_seconds, report.wire_bytes, report.rays,
+                 accepted);
+  if (accepted)
+    for (const Cancel& c : reply.cancels) m_stats.cancelled(c.attempt);
+  return reply;
+}
+
+std::vector<WorkerId> JobController::tick(Seconds now) {
+  std::vector<WorkerId> dead = m_scheduler.tick(now);
+  for (WorkerId id : dead) {
+    m_stats.left(id, now, true);
+    m_links.erase(id);
+  }
+  return dead;
+}
+
+}  // namespace farm
