@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "cli/exit_codes.h"
 #include "cli/plan_command.h"
+#include "scheduler/policy.h"
 
 namespace farm {
 
@@ -30,14 +32,19 @@ const std::atomic<bool>* install_stop_flag() {
   return &g_stop;
 }
 
-void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o) {
-  cmd.add_option("--block", o.block, "Initial block size S0 (pixels, side of a square)")->check(CLI::Range(1, 4096));
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
+  cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square)")->check(CLI::Range(1, 4096));
   cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(CLI::Range(1, 4096));
-  cmd.add_option("--wait", o.wait, "Base waiting time in seconds before a worker's block size is halved")
+  cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
       ->check(CLI::Range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
       ->check(CLI::Range(1, 64));
-  cmd.add_option("--policy", o.policy, "Block-size policy")->check(CLI::IsMember({"fixed", "seed", "adaptive"}));
+  // The names come from the policy's own table (scheduler/policy.h).
+  std::map<std::string, PolicyKind> policies;
+  for (PolicyKind k : {PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive}) policies[policy_name(k)] = k;
+  cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed or adaptive")
+      ->transform(CLI::CheckedTransformer(policies))
+      ->default_str(policy_name(o.policy));
 }
 
 // The journal of accepted blocks (master/journal.h) and resuming from it.
@@ -72,8 +79,8 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (for replay: same events, same decisions)");
   cmd->add_option("--auto", mo.auto_cluster,
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
-  cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
-  cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd->add_option("--heartbeat", o.scheduling.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
+  cmd->add_option("--liveness", o.scheduling.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("--compress,!--no-compress", o.compress,
@@ -121,23 +128,22 @@ int run_master_command(const MasterCommandOptions& o) {
   MasterOptions copy = o.master;
   if (!o.auto_cluster.empty()) {
     try {
-      copy.scheduling = recommend_scheduling(copy.render, o.auto_cluster, PreviewSettings{}, copy.heartbeat_interval,
-                                             copy.liveness);
+      copy.scheduling = recommend_scheduling(copy.render, o.auto_cluster, PreviewSettings{}, copy.scheduling);
     } catch (const std::exception& e) {
       spdlog::error("--auto: {}", e.what());
       return k_exit_bad_input;
     }
-    spdlog::info("--auto chose --policy {} --block {} --wait {:g}", copy.scheduling.policy, copy.scheduling.block,
-                 copy.scheduling.wait);
+    spdlog::info("--auto chose --policy {} --block {} --wait {:g}", policy_name(copy.scheduling.policy),
+                 copy.scheduling.block_size, copy.scheduling.base_wait);
   }
   copy.stop = install_stop_flag();
-  return run_master(copy);
+  return exit_code(run_master(copy));
 }
 
 int run_worker_command(const WorkerOptions& o) {
   WorkerOptions copy = o;
   copy.stop = install_stop_flag();
-  return run_worker(copy);
+  return exit_code(run_worker(copy));
 }
 
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {
@@ -191,7 +197,7 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
     }
     return all_gone ? "every local worker has exited (see their messages above)" : std::string();
   };
-  int code = run_master(m);
+  const int code = exit_code(run_master(m));
   // Workers exit by themselves after JobDone; give them a moment, then make sure.
   std::lock_guard<std::mutex> lock(children_mutex);
   for (int waited = 0; waited < 20; ++waited) {

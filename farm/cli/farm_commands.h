@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/render_options.h"
 #include "master/master.h"
 #include "worker/worker.h"
 
@@ -15,7 +16,8 @@ struct RenderCommandOptions {
   int prefetch = 1;
 };
 
-void add_scheduling_options(CLI::App& cmd, SchedulingOptions& o);
+// --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o);
 // `--auto CLUSTER.toml`: pick policy, block size and waiting time with `farm plan` first.
 struct MasterCommandOptions {
   MasterOptions master;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
+#include "scene/scene_desc.h"
 #include "master/journal.h"
 
 namespace farm {
@@ -30,7 +31,7 @@ bool image_of(const std::string& identity, int& width, int& height, std::vector<
       return false;
     }
   }
-  return width > 0 && height > 0 && width <= 16384 && height <= 16384 && !frames.empty() && frames.size() <= 100000;
+  return width > 0 && height > 0 && width <= rt::k_max_image_side && height <= rt::k_max_image_side && !frames.empty() && frames.size() <= 100000;
 }
 
 }  // namespace

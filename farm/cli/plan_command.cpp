@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/exit_codes.h"
+#include "scheduler/policy.h"
 
 namespace farm {
 
@@ -30,7 +31,7 @@ struct Plan {
 };
 
 Plan make_plan(const RenderOptions& render, const std::string& cluster_path, const PreviewSettings& preview,
-               double heartbeat, int liveness) {
+               const SchedulerConfig& liveness) {
   ClusterSpec cluster = read_cluster_spec(cluster_path);
   rt::SceneDesc desc = load_scene_desc(render);
   std::vector<int> frames = frames_to_render(render, desc);
@@ -38,8 +39,8 @@ Plan make_plan(const RenderOptions& render, const std::string& cluster_path, con
   p.frames = static_cast<int>(frames.size());
   p.preview = preview_cost_map(desc, frames.front(), preview);
   SimOptions base;
-  base.scheduler.heartbeat_interval = heartbeat;
-  base.scheduler.liveness = liveness;
+  base.scheduler.heartbeat_interval = liveness.heartbeat_interval;
+  base.scheduler.liveness = liveness.liveness;
   base.scene_label = render.scene_path;
   PlanOptions options;
   options.frames = p.frames;
@@ -55,17 +56,16 @@ void print_plan(const Plan& p, int top) {
   int shown = 0;
   for (const PlanCandidate& c : p.ranked) {
     if (shown++ >= top) break;
-    std::printf("  %-9s %6d %8s %14.2f %14.2f%s\n", c.policy.c_str(), c.block,
-                c.policy == "fixed" ? "-" : (std::to_string(c.wait).substr(0, 4)).c_str(), c.window, c.makespan,
+    std::printf("  %-9s %6d %8s %14.2f %14.2f%s\n", policy_name(c.policy), c.block,
+                c.policy == PolicyKind::fixed ? "-" : (std::to_string(c.wait).substr(0, 4)).c_str(), c.window, c.makespan,
                 c.completed ? "" : "  (did not finish)");
   }
 }
 
-SchedulingOptions to_scheduling(const PlanCandidate& c) {
-  SchedulingOptions s;
+SchedulerConfig to_scheduling(const PlanCandidate& c, SchedulerConfig s) {
   s.policy = c.policy;
-  s.block = c.block;
-  if (c.policy != "fixed") s.wait = c.wait;
+  s.block_size = c.block;
+  if (c.policy != PolicyKind::fixed) s.base_wait = c.wait;
   s.min_block = std::min(s.min_block, c.block);
   return s;
 }
@@ -75,7 +75,7 @@ SchedulingOptions to_scheduling(const PlanCandidate& c) {
 int run_plan_command(const PlanCommandOptions& o) {
   Plan p;
   try {
-    p = make_plan(o.render, o.cluster_path, o.preview, 1.0, 3);
+    p = make_plan(o.render, o.cluster_path, o.preview, SchedulerConfig{});
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
@@ -94,19 +94,19 @@ int run_plan_command(const PlanCommandOptions& o) {
     return k_exit_failure;
   }
   const PlanCandidate& best = p.ranked.front();
-  std::printf("Recommended: --policy %s --block %d", best.policy.c_str(), best.block);
-  if (best.policy != "fixed") std::printf(" --wait %g", best.wait);
+  std::printf("Recommended: --policy %s --block %d", policy_name(best.policy), best.block);
+  if (best.policy != PolicyKind::fixed) std::printf(" --wait %g", best.wait);
   std::printf("  (predicted render window %.2f s)\n", best.window);
   return k_exit_ok;
 }
 
-SchedulingOptions recommend_scheduling(const RenderOptions& render, const std::string& cluster_path,
-                                       const PreviewSettings& preview, double heartbeat, int liveness) {
-  Plan p = make_plan(render, cluster_path, preview, heartbeat, liveness);
+SchedulerConfig recommend_scheduling(const RenderOptions& render, const std::string& cluster_path,
+                                     const PreviewSettings& preview, const SchedulerConfig& current) {
+  Plan p = make_plan(render, cluster_path, preview, current);
   print_plan(p, 5);
   if (p.ranked.empty() || !p.ranked.front().completed)
     throw std::runtime_error("--auto: no candidate finished on the cluster in '" + cluster_path + "'");
-  return to_scheduling(p.ranked.front());
+  return to_scheduling(p.ranked.front(), current);
 }
 
 }  // namespace farm

@@ -22,8 +22,9 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o);
 int run_plan_command(const PlanCommandOptions& o);
 
 // The recommendation for a master job: renders the preview, simulates, prints the short
-// ranking, and returns the best settings (throws on bad scene or cluster files).
-SchedulingOptions recommend_scheduling(const RenderOptions& render, const std::string& cluster_path,
-                                       const PreviewSettings& preview, double heartbeat, int liveness);
+// ranking, and returns `current` with the best policy, block size and wait (throws on bad
+// scene or cluster files). Heartbeat and liveness are taken from `current`.
+SchedulerConfig recommend_scheduling(const RenderOptions& render, const std::string& cluster_path,
+                                     const PreviewSettings& preview, const SchedulerConfig& current);
 
 }  // namespace farm

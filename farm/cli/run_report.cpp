@@ -1,6 +1,6 @@
 #include "cli/run_report.h"
 
-#include "cli/json_text.h"
+#include "base/json_text.h"
 
 #include <sys/resource.h>
 

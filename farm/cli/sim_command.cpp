@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "scene/scene_desc.h"
+#include "scheduler/policy.h"
 #include "sim/simulator.h"
 
 namespace farm {
@@ -26,8 +27,8 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
   cmd->add_option("--work-factor", o.work_factor, "Multiply every cost (e.g. full spp / the map's spp)")
       ->check(CLI::Range(1e-6, 1e6));
   cmd->add_option("--frames", o.frames, "Frames to simulate (default: the cost map's)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
-  cmd->add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd->add_option("--heartbeat", o.scheduling.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
+  cmd->add_option("--liveness", o.scheduling.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
   cmd->add_option("--bytes-per-pixel", o.bytes_per_pixel, "Result bytes per pixel (3 = PNG/TGA/PPM, 16 = EXR)")
       ->check(CLI::Range(0.0, 64.0));
   cmd->add_option("--payload-ratio", o.payload_ratio, "Compressed/raw result size (1 = uncompressed)")
@@ -41,12 +42,12 @@ namespace {
 
 SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
   SimOptions s;
+  s.scheduler = o.scheduling;
   SchedulerConfig& c = s.scheduler;
   c.width = map.width();
   c.height = map.height();
   c.frames.clear();
   for (int f = 1; f <= map.frames(); ++f) c.frames.push_back(f);
-  apply_scheduling(o.scheduling, o.heartbeat_interval, o.liveness, c);
   c.result_bytes_per_pixel = o.bytes_per_pixel;
   s.bytes_per_pixel = o.bytes_per_pixel;
   s.payload_ratio = o.payload_ratio;
@@ -108,7 +109,7 @@ int run_sim_command(const SimCommandOptions& o) {
   const double bound = speed > 0 ? std::max(work / speed, r.longest_block_cost / fastest) : 0.0;
   std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
               s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
-              o.scheduling.policy.c_str(), o.scheduling.block, o.scheduling.wait);
+              policy_name(o.scheduling.policy), o.scheduling.block_size, o.scheduling.base_wait);
   std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
   std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
   std::printf("  %-24s %.3f s\n", "Render window", r.window());

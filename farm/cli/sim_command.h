@@ -3,19 +3,17 @@
 
 #include <CLI/CLI.hpp>
 
-#include "master/master.h"
+#include "scheduler/scheduler_types.h"
 
 namespace farm {
 
 struct SimCommandOptions {
   std::string cost_map_path;
   std::string cluster_path;
-  SchedulingOptions scheduling;
+  SchedulerConfig scheduling;  // policy, block, wait, copies, heartbeat, liveness
   int width = 0, height = 0;   // 0 = the cost map's; otherwise the map is rescaled
   double work_factor = 1;      // e.g. full spp / preview spp when the map is a preview
   int frames = 0;              // 0 = the cost map's frame count
-  double heartbeat_interval = 1.0;
-  int liveness = 3;
   double bytes_per_pixel = 3;  // 3 = 8-bit outputs (PNG/TGA/PPM), 16 = float EXR
   double payload_ratio = 1;    // compressed / raw result size
   uint64_t seed = 1;

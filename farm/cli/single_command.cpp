@@ -15,7 +15,7 @@
 #include "cli/run_report.h"
 #include "image/image_io.h"
 #include "render/render.h"
-#include "sim/cost_map_render.h"
+#include "costs/cost_map_render.h"
 
 namespace farm {
 
@@ -138,7 +138,7 @@ int run_single(const SingleOptions& o) {
   report.spp = s.spp;
   report.frames = static_cast<int>(frames.size());
   report.threads = threads;
-  report.integrator = s.integrator == rt::IntegratorKind::whitted ? "whitted" : "path";
+  report.integrator = rt::integrator_name(s.integrator);
   report.pixels = static_cast<uint64_t>(s.width) * s.height * frames.size();
   report.parse_seconds = seconds(t_start, t_parsed);
   report.scene_stats = scene->stats;

@@ -1,4 +1,4 @@
-#include "cli/render_options.h"
+#include "job/job_spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,28 +12,10 @@
 
 namespace farm {
 
-void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
-  cmd.add_option("scene", o.scene_path, "Scene file (TOML, or glTF 2.0 .gltf/.glb)")->required();
-  if (with_output)
-    cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
-  cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
-  cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->check(CLI::Range(1, 16384));
-  cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->check(CLI::Range(1, 16384));
-  cmd.add_option("--spp", o.spp, "Override samples per pixel")->check(CLI::Range(1, 65536));
-  cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->check(CLI::PositiveNumber);
-  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->check(CLI::Range(0, 64));
-  cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
-  cmd.add_option("--seed", o.seed, "Override the random seed");
-  cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
-  cmd.add_option("--texture-cache", o.texture_cache_mb,
-                 "Memory for decoded textures in MiB, shared by all threads: images are held whole while they fit, the rest in a tile cache (default 1024)")
-      ->check(CLI::Range(16, 1 << 20));
-}
-
 // Keeps the camera's aspect ratio when only one side is given.
-void fit_aspect(const RenderOptions& o, const rt::SceneDesc& desc, rt::RenderSettings& s) {
+static void fit_aspect(const RenderOptions& o, const rt::SceneDesc& desc, rt::RenderSettings& s) {
   if (!(desc.camera_aspect > 0)) return;
-  auto clamp_side = [](double v) { return static_cast<int>(std::clamp(std::lround(v), 1L, 16384L)); };
+  auto clamp_side = [](double v) { return static_cast<int>(std::clamp(std::lround(v), 1L, static_cast<long>(rt::k_max_image_side))); };
   if (o.width && !o.height) s.height = clamp_side(*o.width / desc.camera_aspect);
   if (o.height && !o.width) s.width = clamp_side(*o.height * desc.camera_aspect);
 }
@@ -51,8 +33,12 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o) {
   if (o.spp) s.spp = *o.spp;
   if (o.max_depth) s.max_depth = *o.max_depth;
   if (o.seed) s.seed = *o.seed;
-  if (o.integrator) s.integrator = *o.integrator == "whitted" ? rt::IntegratorKind::whitted : rt::IntegratorKind::path;
-  if (static_cast<long long>(s.width) * s.height > (1LL << 28)) {
+  if (o.integrator) {
+    std::optional<rt::IntegratorKind> kind = rt::parse_integrator(*o.integrator);
+    if (!kind) throw std::invalid_argument("unknown integrator '" + *o.integrator + "'; valid: whitted, path");
+    s.integrator = *kind;
+  }
+  if (static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels) {
     throw std::invalid_argument("image of " + std::to_string(s.width) + "x" + std::to_string(s.height) +
                                 " pixels is too large (at most 2^28 pixels)");
   }
@@ -77,6 +63,8 @@ std::string output_path_for_frame(const std::string& path, int frame, bool numbe
   std::snprintf(suffix, sizeof suffix, "_%04d", frame);
   return (p.parent_path() / (p.stem().string() + suffix + p.extension().string())).string();
 }
+
+std::string default_journal_path(const std::string& output_path) { return output_path + ".journal"; }
 
 void check_output_path(const std::string& path) {
   rt::image_format_for(path);

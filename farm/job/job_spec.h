@@ -1,8 +1,7 @@
-// Options shared by every command that renders a scene (`single` now, `render`/`master` later):
-// the scene, asset folders, output path and overrides of the scene's own settings.
+// What one render job is, whichever command runs it (`single`, `render`, `master`, `plan`): the
+// scene, asset folders, output path and overrides of the scene's own settings; loading the
+// scene for it and naming its outputs. No CLI here: cli/ binds options onto RenderOptions.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <optional>
 #include <string>
@@ -23,10 +22,6 @@ struct RenderOptions {
   std::optional<uint64_t> seed;
 };
 
-// Registers SCENE, -o (unless `with_output` is false), --assets, --width, --height, --spp,
-// --frame, --max-depth, --integrator, --seed and --camera on `cmd`.
-void add_render_options(CLI::App& cmd, RenderOptions& options, bool with_output = true);
-
 // Parses the scene (cheap: no meshes) and applies the overrides; with only one of --width
 // and --height, the other follows the camera's aspect ratio when the scene gives one. Throws rt::SceneError for
 // scene problems and std::invalid_argument for overrides out of range.
@@ -41,5 +36,8 @@ std::vector<int> frames_to_render(const RenderOptions& options, const rt::SceneD
 void check_output_path(const std::string& path);
 
 std::string output_path_for_frame(const std::string& path, int frame, bool numbered);
+
+// Where the journal of a job writing `output_path` lives by default.
+std::string default_journal_path(const std::string& output_path);
 
 }  // namespace farm

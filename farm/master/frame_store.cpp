@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "cli/render_options.h"
+#include "job/job_spec.h"
 #include "image/image_io.h"
 #include "protocol/pixel_codec.h"
 

@@ -7,22 +7,17 @@
 #include <functional>
 #include <string>
 
-#include "cli/render_options.h"
+#include "job/job_spec.h"
+#include "job/run_status.h"
 #include "scheduler/scheduler_types.h"
 
 namespace farm {
 
-struct SchedulingOptions {
-  int block = 32;
-  int min_block = 4;
-  double wait = 4.0;
-  int max_copies = 2;
-  std::string policy = "seed";
-};
-
 struct MasterOptions {
   RenderOptions render;
-  SchedulingOptions scheduling;
+  // Policy, block size, waiting time, copies, heartbeat and liveness; the image size, frames
+  // and payload size are filled in from the job.
+  SchedulerConfig scheduling;
   std::string bind = "tcp://*:5555";  // not loopback: needs key_path + allow_path, or insecure
   // CURVE (farm/security): the master's key pair file and the workers' public keys that may
   // connect (a .pub, a folder of .pub files or a list). Required off loopback unless insecure.
@@ -33,8 +28,6 @@ struct MasterOptions {
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds
   std::string trace_path;     // every scheduler call and its outputs (scheduler/scheduler_trace.h)
-  double heartbeat_interval = 1.0;  // seconds; zguide's Paranoid Pirate uses 1 s
-  int liveness = 3;                 // missed heartbeats before a peer is dead
   double give_up_after = 0;         // > 0: fail after this many seconds without any live worker
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's
@@ -47,23 +40,14 @@ struct MasterOptions {
   double journal_sync = 0.2;  // seconds between fdatasyncs (every record is written at once)
   // Called once the socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string&)> on_bound;
-  // Polled by the loop; setting it aborts the job (exit code 1).
+  // Polled by the loop; setting it aborts the job (RunStatus::failure).
   const std::atomic<bool>* stop = nullptr;
-  // Polled by the loop; a non-empty answer aborts the job with that reason (exit code 1).
+  // Polled by the loop; a non-empty answer aborts the job with that reason (RunStatus::failure).
   std::function<std::string()> should_abort;
 };
 
-// Runs one job to completion. Returns the process exit code (0 ok, 1 failure, 2 bad input).
-int run_master(const MasterOptions& options);
-
-// The scheduler's settings from the command line's; image size, frames and payload size are
-// the caller's. Shared by the master and `farm sim` so both schedule alike.
-void apply_scheduling(const SchedulingOptions& options, double heartbeat_interval, int liveness, SchedulerConfig& config);
-
-// Where the journal of a job writing `output_path` lives by default.
-std::string default_journal_path(const std::string& output_path);
-
-// Identifies this build to peers (compile time + version), for Hello/Welcome checks.
-std::string farm_build_id();
+// Runs one job to completion: ok, failure (interrupted, no workers, cannot write) or bad_input
+// (scene, options, keys or endpoint; nothing was done).
+RunStatus run_master(const MasterOptions& options);
 
 }  // namespace farm

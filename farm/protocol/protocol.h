@@ -10,7 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "scheduler/block.h"
+#include "scene/scene_desc.h"
+#include "scheduler/scheduler_types.h"
 
 namespace farm::proto {
 
@@ -41,8 +42,8 @@ struct Welcome {
   std::string scene_name;
   std::vector<AssetRef> assets;
   std::vector<std::string> overrides;
-  uint32_t heartbeat_ms = 1000;
-  uint32_t liveness = 3;
+  uint32_t heartbeat_ms = static_cast<uint32_t>(k_default_heartbeat_interval * 1000);
+  uint32_t liveness = k_default_liveness;
   PixelEncoding pixel_encoding = PixelEncoding::float32;
   Compression compression = Compression::none;
 };
@@ -106,7 +107,7 @@ struct Limits {
   size_t max_message_bytes = size_t{1} << 30;  // assets can be large meshes
   size_t max_string_bytes = 4096;
   size_t max_list_items = 100000;
-  int max_image_side = 16384;
+  int max_image_side = rt::k_max_image_side;
 };
 
 std::vector<uint8_t> encode(const Message& message);

@@ -16,8 +16,8 @@
 
 #include "assets/asset_cache.h"
 #include "assets/asset_manifest.h"
-#include "cli/exit_codes.h"
-#include "master/master.h"
+#include "job/build_id.h"
+#include "job/run_status.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "scene/scene.h"
@@ -47,7 +47,7 @@ void apply_overrides(rt::SceneDesc& desc, const std::vector<std::string>& overri
     else if (key == "camera") rt::use_camera(desc, value);
     else throw std::runtime_error("unknown override '" + key + "'");
   }
-  if (desc.settings.width < 1 || desc.settings.height < 1 || desc.settings.width > 16384 || desc.settings.height > 16384 ||
+  if (desc.settings.width < 1 || desc.settings.height < 1 || desc.settings.width > rt::k_max_image_side || desc.settings.height > rt::k_max_image_side ||
       desc.settings.spp < 1) {
     throw std::runtime_error("overrides give an invalid image");
   }
@@ -58,7 +58,7 @@ class Worker {
   // `curve`: CURVE keys for every (re)connect; empty = plaintext (loopback or --insecure).
   Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve);
   ~Worker();
-  int run();
+  RunStatus run();
 
  private:
   enum class State { joining, fetching, loading, working };
@@ -68,7 +68,7 @@ class Worker {
   void send(const proto::Message& m);
   void hello();
   // Returns an exit code to stop with, or -1 to go on.
-  int on_message(const proto::Message& m);
+  std::optional<RunStatus> on_message(const proto::Message& m);
   void on_welcome(const proto::Welcome& w);
   void start_loading();
   void finish_loading();
@@ -294,7 +294,7 @@ void Worker::drain_results() {
   if (!done.empty()) request_work();
 }
 
-int Worker::on_message(const proto::Message& message) {
+std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
   m_last_heard = now();
   m_backoff = 1.0;
   if (const auto* w = std::get_if<proto::Welcome>(&message)) {
@@ -304,7 +304,7 @@ int Worker::on_message(const proto::Message& message) {
       std::string err = m_cache.put(a->hash, a->data);
       if (!err.empty()) {
         spdlog::error("bad asset from the master: {}", err);
-        return k_exit_failure;
+        return RunStatus::failure;
       }
       m_missing.erase(a->hash);
       if (m_missing.empty()) start_loading();
@@ -328,12 +328,12 @@ int Worker::on_message(const proto::Message& message) {
     if (d->job_id == m_job.job_id) {
       spdlog::info("job {:x} is done", d->job_id);
       reset_job();
-      if (m_o.once) return k_exit_ok;
+      if (m_o.once) return RunStatus::ok;
     }
   } else if (const auto* e = std::get_if<proto::Error>(&message)) {
     if (e->code == proto::ErrorCode::incompatible) {
       spdlog::error("the master refused this worker: {}", e->message);
-      return k_exit_bad_input;
+      return RunStatus::bad_input;
     }
     if (e->code == proto::ErrorCode::bad_message) {
       // The master does not know us (it restarted, or declared us dead): join again.
@@ -341,18 +341,18 @@ int Worker::on_message(const proto::Message& message) {
       hello();
     }
   }
-  return -1;
+  return std::nullopt;
 }
 
-int Worker::run() {
+RunStatus Worker::run() {
   connect();
   hello();
   m_last_heard = now();
   double silent_since = now();
   for (;;) {
-    if (m_o.stop && m_o.stop->load()) return k_exit_ok;
-    const double interval = m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : 1.0;
-    const double liveness = m_job.liveness ? m_job.liveness : 3;
+    if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
+    const double interval = m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : k_default_heartbeat_interval;
+    const double liveness = m_job.liveness ? m_job.liveness : k_default_liveness;
     zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}, {nullptr, m_event_fd, ZMQ_POLLIN, 0}};
     try {
       zmq::poll(items, 2, std::chrono::milliseconds(100));
@@ -379,10 +379,9 @@ int Worker::run() {
         continue;
       }
       silent_since = now();
-      int code = on_message(*d.message);
-      if (code >= 0) return code;
+      if (std::optional<RunStatus> status = on_message(*d.message)) return *status;
     }
-    if (m_o.once && m_failed_job != 0) return k_exit_failure;
+    if (m_o.once && m_failed_job != 0) return RunStatus::failure;
     const double t = now();
     if (t - m_last_ping >= interval) {
       send(proto::Heartbeat{++m_ping_sequence, true});
@@ -396,7 +395,7 @@ int Worker::run() {
       reset_job();
       if (m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
         spdlog::error("no master at {} for {:.0f} s; giving up", m_o.connect, t - silent_since);
-        return k_exit_failure;
+        return RunStatus::failure;
       }
       if (t - m_last_hello >= m_backoff) {
         connect();
@@ -410,13 +409,13 @@ int Worker::run() {
 
 }  // namespace
 
-int run_worker(const WorkerOptions& options) {
+RunStatus run_worker(const WorkerOptions& options) {
   std::optional<security::CurveClient> curve;
   try {
     curve = security::client_security(options.connect, options.key_path, options.master_key_path, options.insecure);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return RunStatus::bad_input;
   }
   try {
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
@@ -424,7 +423,7 @@ int run_worker(const WorkerOptions& options) {
     return Worker(options, std::move(curve)).run();
   } catch (const std::exception& e) {
     spdlog::error("worker failed: {}", e.what());
-    return k_exit_failure;
+    return RunStatus::failure;
   }
 }
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "job/run_status.h"
+
 namespace farm {
 
 struct WorkerOptions {
@@ -29,8 +31,8 @@ struct WorkerOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// Returns the exit code: 0 after a job (with --once) or when stopped, 1 on failure,
-// 2 if the master is incompatible.
-int run_worker(const WorkerOptions& options);
+// ok after a job (with --once) or when stopped, failure when the job or the master fails,
+// bad_input if the master is incompatible or the keys are wrong.
+RunStatus run_worker(const WorkerOptions& options);
 
 }  // namespace farm

@@ -9,8 +9,8 @@
 
 #include "../test_paths.h"
 #include "process.h"
-#include "sim/cost_map.h"
-#include "sim/cost_map_from_blocks.h"
+#include "costs/cost_map.h"
+#include "costs/cost_map_from_blocks.h"
 
 namespace fs = std::filesystem;
 using namespace farm;

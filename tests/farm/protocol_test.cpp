@@ -42,7 +42,7 @@ std::vector<Message> samples() {
           WorkRequest{5},
           Assign{42, 9, {1, 0, 0, 32, 32}},
           result,
-          Cancel{42, 9},
+          proto::Cancel{42, 9},
           Heartbeat{77, false},
           JobDone{42},
           Error{ErrorCode::incompatible, "protocol 2 != 1"}};

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/cost_map.h"
+#include "costs/cost_map.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/fuzz_cost_map_" + std::to_string(::getpid()) + ".txt";

@@ -1,0 +1,30 @@
+// What makes a job the same job: the scene's content, its assets, the effective render
+// settings, the frames and the pixel encoding. Results of another job are refused by it, and a
+// journal is resumed only by the job that wrote it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "assets/asset_manifest.h"
+#include "protocol/protocol.h"
+#include "scene/scene_desc.h"
+
+namespace farm {
+
+struct JobIdentity {
+  std::string text;  // "key=value" lines; a journal keeps it to name what differs
+  uint64_t id = 0;   // from its hash; every job message carries it
+};
+
+// The settings a worker must apply to the scene file to render exactly the master's job, as
+// "key=value" lines (the identity's wording; the wire carries them typed).
+std::vector<std::string> render_setting_lines(const rt::RenderSettings& settings, const std::optional<std::string>& camera);
+
+JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const rt::RenderSettings& settings,
+                              const std::optional<std::string>& camera, const std::vector<int>& frames,
+                              proto::PixelEncoding encoding);
+
+}  // namespace farm
