@@ -12,9 +12,9 @@ import sys
 RENDERER = "renderer"
 USES = {
     "base": [],
-    "scheduler": [],
+    "scheduler": ["base"],
     "security": [],
-    "control": ["scheduler", "base"],
+    "control": ["scheduler"],
     "costs": ["scheduler", RENDERER],
     "protocol": ["scheduler", RENDERER],
     "assets": ["protocol"],

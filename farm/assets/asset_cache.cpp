@@ -35,19 +35,19 @@ std::vector<std::string> AssetCache::cached_hashes() const {
   return out;
 }
 
-std::string AssetCache::put(const std::string& hash, const std::vector<uint8_t>& data) {
-  if (!is_content_hash(hash)) return "not a content hash: '" + hash.substr(0, 80) + "'";
-  if (content_hash(data) != hash) return "content does not match its hash " + hash;
+Status AssetCache::put(const std::string& hash, const std::vector<uint8_t>& data) {
+  if (!is_content_hash(hash)) return Status::error("not a content hash: '" + hash.substr(0, 80) + "'");
+  if (content_hash(data) != hash) return Status::error("content does not match its hash " + hash);
   // Write a temporary file and rename it: a crash never leaves a truncated object behind.
   std::string tmp = object_path(hash) + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) return "cannot write " + tmp;
+    if (!out) return Status::error("cannot write " + tmp);
   }
   std::error_code ec;
   fs::rename(tmp, object_path(hash), ec);
-  if (ec) return "cannot store " + hash + ": " + ec.message();
+  if (ec) return Status::error("cannot store " + hash + ": " + ec.message());
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "protocol/protocol.h"
 
 namespace farm {
@@ -16,7 +17,7 @@ class AssetCache {
   bool has(const std::string& hash) const;
   std::vector<std::string> cached_hashes() const;
   // Verifies the content against `hash` before storing. Returns an error message or "".
-  std::string put(const std::string& hash, const std::vector<uint8_t>& data);
+  Status put(const std::string& hash, const std::vector<uint8_t>& data);
   // Lays out `assets` under jobs/<job_id>.<instance>/ and returns that folder. Throws
   // std::runtime_error on an unsafe name, a missing object or a file system error.
   std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,

@@ -27,4 +27,10 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string json_field(const std::string& key, const std::string& value) { return json_string(key) + ": " + json_string(value); }
+
+std::string json_field(const std::string& key, bool value) { return json_string(key) + ": " + (value ? "true" : "false"); }
+
+std::string json_raw_field(const std::string& key, const std::string& json) { return json_string(key) + ": " + json; }
+
 }  // namespace farm

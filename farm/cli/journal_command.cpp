@@ -73,9 +73,9 @@ int run_journal_command(const JournalCommandOptions& o) {
   std::printf("pixels committed: %lld of %lld (%.2f%%)\n", static_cast<long long>(pixels), static_cast<long long>(total),
               total ? 100.0 * static_cast<double>(pixels) / static_cast<double>(total) : 0.0);
   std::printf("torn bytes at the end: %llu\n", static_cast<unsigned long long>(c.torn_bytes));
-  std::string problem = check_exactly_once(c.blocks, width, height, frames, o.complete);
-  if (!problem.empty()) {
-    std::printf("exactly once: NO: %s\n", problem.c_str());
+  Status problem = check_exactly_once(c.blocks, width, height, frames, o.complete);
+  if (!problem.ok()) {
+    std::printf("exactly once: NO: %s\n", problem.message().c_str());
     return k_exit_failure;
   }
   std::printf("exactly once: yes%s\n", o.complete ? ", every pixel committed" : "");

@@ -40,13 +40,15 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
                              "Pass the scene and settings it was written with, or --fresh to discard it");
   }
   const SchedulerConfig& s = scheduler.config();
-  std::string problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
-  for (size_t i = 0; problem.empty() && i < c.blocks.size(); ++i) {
+  Status problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
+  for (size_t i = 0; problem.ok() && i < c.blocks.size(); ++i) {
     if (c.blocks[i].pixels.size() != static_cast<size_t>(c.blocks[i].rect.pixels()) * bytes_per_pixel)
-      problem = "block " + std::to_string(i + 1) + " has the wrong number of pixel bytes";
+      problem = Status::error("block " + std::to_string(i + 1) + " has the wrong number of pixel bytes");
   }
-  if (!problem.empty())
-    throw std::runtime_error("the journal '" + path + "' is inconsistent (" + problem + "); pass --fresh to discard it");
+  if (!problem.ok()) {
+    throw std::runtime_error("the journal '" + path + "' is inconsistent (" + problem.message() +
+                             "); pass --fresh to discard it");
+  }
   std::vector<Block> done;
   int64_t pixels = 0;
   for (const JournalBlock& b : c.blocks) {

@@ -156,8 +156,8 @@ JournalContents read_journal(const std::string& path) {
   return c;
 }
 
-std::string check_exactly_once(const std::vector<JournalBlock>& blocks, int width, int height,
-                               const std::vector<int>& frames, bool complete) {
+Status check_exactly_once(const std::vector<JournalBlock>& blocks, int width, int height,
+                        const std::vector<int>& frames, bool complete) {
   std::map<int, std::vector<uint8_t>> covered;
   for (int f : frames) covered[f].assign(static_cast<size_t>(width) * height, 0);
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -168,12 +168,12 @@ std::string check_exactly_once(const std::vector<JournalBlock>& blocks, int widt
     auto f = covered.find(r.frame);
     if (f == covered.end() || r.width < 1 || r.height < 1 || r.x < 0 || r.y < 0 || r.x + r.width > width ||
         r.y + r.height > height) {
-      return name.str() + " lies outside the job's frames";
+      return Status::error(name.str() + " lies outside the job's frames");
     }
     for (int y = r.y; y < r.y + r.height; ++y) {
       for (int x = r.x; x < r.x + r.width; ++x) {
         uint8_t& c = f->second[static_cast<size_t>(y) * width + x];
-        if (c) return name.str() + " commits pixel " + std::to_string(x) + "," + std::to_string(y) + " a second time";
+        if (c) return Status::error(name.str() + " commits pixel " + std::to_string(x) + "," + std::to_string(y) + " a second time");
         c = 1;
       }
     }
@@ -182,13 +182,13 @@ std::string check_exactly_once(const std::vector<JournalBlock>& blocks, int widt
     for (const auto& [frame, c] : covered) {
       for (size_t i = 0; i < c.size(); ++i) {
         if (!c[i]) {
-          return "pixel " + std::to_string(i % width) + "," + std::to_string(i / width) + " of frame " +
-                 std::to_string(frame) + " was never committed";
+          return Status::error("pixel " + std::to_string(i % width) + "," + std::to_string(i / width) + " of frame " +
+                               std::to_string(frame) + " was never committed");
         }
       }
     }
   }
-  return "";
+  return {};
 }
 
 std::string identity_difference(const std::string& journal, const std::string& job) {

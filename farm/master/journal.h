@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "scheduler/scheduler_types.h"
 
 namespace farm {
@@ -51,9 +52,9 @@ struct JournalContents {
 // start with a valid header (then it is not a journal, or its creation was torn).
 JournalContents read_journal(const std::string& path);
 
-// "" if the blocks lie inside the frames and no pixel is committed twice; with `complete`,
+// Ok if the blocks lie inside the frames and no pixel is committed twice; with `complete`,
 // also every pixel of every frame once. Otherwise the first problem, naming the block.
-std::string check_exactly_once(const std::vector<JournalBlock>& blocks, int width, int height,
+Status check_exactly_once(const std::vector<JournalBlock>& blocks, int width, int height,
                                const std::vector<int>& frames, bool complete);
 
 // Differences between two identities, one "key: journal X, this job Y" per line.

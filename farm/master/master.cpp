@@ -267,8 +267,7 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
     r.pixels = std::move(*raw);
   }
   std::vector<uint8_t> decoded;
-  std::string err = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded);
-  if (!err.empty()) return reject(err);
+  if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded); !s.ok()) return reject(s.message());
 
   ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays});
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
@@ -499,14 +498,13 @@ void Master::write_outputs(double makespan) const {
   if (!m_o.stats_path.empty()) {
     std::ofstream f(m_o.stats_path);
     f << m_job->stats().json(m_job->scheduler(), makespan,
-                             {"\"scene\": " + json_string(m_o.render.scene_path), "\"width\": " + std::to_string(s.width),
-                              "\"height\": " + std::to_string(s.height), "\"frames\": " + std::to_string(m_frames.size()),
-                              "\"spp\": " + std::to_string(s.spp),
-                              "\"bad_messages\": " + std::to_string(m_quarantine.bad_messages()),
-                              m_quarantine.json_field(),
-                              "\"dropped_frames\": " + std::to_string(m_quarantine.dropped_frames()),
-                              "\"resumed_blocks\": " + std::to_string(m_journal->resumed_blocks()),
-                              "\"journal_epoch\": " + std::to_string(m_journal->epoch())});
+                             {json_field("scene", m_o.render.scene_path), json_field("width", s.width),
+                              json_field("height", s.height), json_field("frames", m_frames.size()),
+                              json_field("spp", s.spp), json_field("bad_messages", m_quarantine.bad_messages()),
+                              json_raw_field("quarantined_peers", m_quarantine.json()),
+                              json_field("dropped_frames", m_quarantine.dropped_frames()),
+                              json_field("resumed_blocks", m_journal->resumed_blocks()),
+                              json_field("journal_epoch", m_journal->epoch())});
   }
   if (!m_o.cost_map_path.empty()) write_cost_map();
 }

@@ -1,5 +1,7 @@
 #include "master/peer_quarantine.h"
 
+#include "base/json_text.h"
+
 namespace farm {
 
 uint64_t PeerQuarantine::count(const std::string& identity) {
@@ -29,14 +31,11 @@ void PeerQuarantine::dropped_frame(const std::string& identity) {
   ++m_dropped_frames;
 }
 
-std::string PeerQuarantine::json_field() const {
-  std::string s = "\"quarantined_peers\": [";
-  bool first = true;
+std::string PeerQuarantine::json() const {
+  std::string s = "[";
   for (const auto& [identity, q] : m_quarantined) {
-    s += std::string(first ? "" : ", ") + "{\"worker\": " + std::to_string(q.worker) +
-         ", \"bad_messages\": " + std::to_string(q.bad_messages) + ", \"dropped_frames\": " + std::to_string(q.dropped_frames) +
-         "}";
-    first = false;
+    s += std::string(s.size() > 1 ? ", " : "") + "{" + json_field("worker", q.worker) + ", " +
+         json_field("bad_messages", q.bad_messages) + ", " + json_field("dropped_frames", q.dropped_frames) + "}";
   }
   return s + "]";
 }

@@ -34,8 +34,8 @@ class PeerQuarantine {
   uint64_t bad_messages() const { return m_bad_messages; }
   uint64_t dropped_frames() const { return m_dropped_frames; }
   size_t size() const { return m_quarantined.size(); }
-  // "quarantined_peers": [{"worker": ID or 0, "bad_messages": N, "dropped_frames": N}, ...]
-  std::string json_field() const;
+  // [{"worker": ID or 0 if it never joined, "bad_messages": N, "dropped_frames": N}, ...]
+  std::string json() const;
 
  private:
   struct Quarantined {

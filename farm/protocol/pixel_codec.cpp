@@ -32,12 +32,13 @@ std::vector<uint8_t> encode_pixels(const float* rgba, size_t n, PixelEncoding en
   return out;
 }
 
-std::string decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncoding encoding,
+Status decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncoding encoding,
                           std::vector<uint8_t>& out) {
-  if (encoding == PixelEncoding::half16) return "half16 pixels are not supported";
+  if (encoding == PixelEncoding::half16) return Status::error("half16 pixels are not supported");
   size_t expected = n * bytes_per_pixel(encoding);
   if (wire.size() != expected) {
-    return "pixel payload has " + std::to_string(wire.size()) + " bytes, expected " + std::to_string(expected);
+    return Status::error("pixel payload has " + std::to_string(wire.size()) + " bytes, expected " +
+                         std::to_string(expected));
   }
   if (encoding == PixelEncoding::float32) {
     // The renderer never produces NaN or infinity (it drops non-finite samples), so such a
@@ -45,7 +46,7 @@ std::string decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncod
     for (size_t i = 0; i < wire.size(); i += 4) {
       float v;
       std::memcpy(&v, &wire[i], 4);
-      if (!std::isfinite(v)) return "pixel " + std::to_string(i / 12) + " is not finite";
+      if (!std::isfinite(v)) return Status::error("pixel " + std::to_string(i / 12) + " is not finite");
     }
   }
   out = wire;

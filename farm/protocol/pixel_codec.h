@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "protocol/protocol.h"
 
 namespace farm::proto {
@@ -19,8 +20,8 @@ size_t bytes_per_pixel(PixelEncoding encoding);
 std::vector<uint8_t> encode_pixels(const float* rgba, size_t pixel_count, PixelEncoding encoding);
 
 // Fills `rgb8` (3 bytes/pixel) or `rgb32f` (3 floats/pixel) from a block's wire bytes,
-// after checking the size against the block. Returns an error message, or empty on success.
-std::string decode_pixels(const std::vector<uint8_t>& wire, size_t pixel_count, PixelEncoding encoding,
+// after checking the size against the block; the error names what is wrong with the payload.
+Status decode_pixels(const std::vector<uint8_t>& wire, size_t pixel_count, PixelEncoding encoding,
                           std::vector<uint8_t>& out);
 
 // zstd; `level` 1 is fast and enough for render output.

@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "base/status.h"
+
 namespace farm {
 
 namespace {
@@ -29,9 +31,8 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
 }
 
 void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_attempt) {
-  if (!m_workers.empty() || !m_outstanding.empty() || m_completed_blocks != 0) {
-    throw std::logic_error("scheduler: restore() after the job started");
-  }
+  // Resuming happens before any worker joins; anything else is a bug in the driver.
+  FARM_CHECK(m_workers.empty() && m_outstanding.empty() && m_completed_blocks == 0);
   const int s = m_config.block_size;
   const int columns = (m_config.width + s - 1) / s, rows = (m_config.height + s - 1) / s;
   std::map<int, size_t> frame_index;
@@ -281,7 +282,7 @@ void Scheduler::drop_lease(AttemptId attempt) {
 
 ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   ResultReply reply;
-  heard_from(id, now);
+  do_heard_from(id, now);  // not the public call: the trace records this result once, as one call
   auto lit = m_leases.find(attempt);
   if (lit == m_leases.end() || lit->second.worker != id) {
     ++m_late_results;  // cancelled, settled by another copy, or from a worker declared dead
@@ -299,6 +300,7 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   m_outstanding.erase(lease_copy.block_id);
   ++m_completed_blocks;
   m_completed_pixels += done_block.block.pixels();
+  FARM_CHECK(m_completed_pixels <= m_total_pixels);  // a pixel committed twice would break exactness
 
   Worker& w = m_workers.at(id);
   Seconds took = now - std::max(lease_copy.assigned_at, w.progress_since);

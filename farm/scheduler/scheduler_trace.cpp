@@ -120,19 +120,19 @@ void SchedulerTrace::resulted(WorkerId worker, AttemptId attempt, Seconds now, c
 
 void SchedulerTrace::ticked(Seconds now, const std::vector<WorkerId>& dead) { write("T " + num(now), ids_text(dead)); }
 
-std::string replay_trace(std::istream& trace) {
+Status replay_trace(std::istream& trace) {
   std::string line;
-  if (!std::getline(trace, line)) return "empty trace";
+  if (!std::getline(trace, line)) return Status::error("empty trace");
   std::istringstream head(line);
   std::string word;
   head >> word;
   SchedulerConfig config;
-  if (word != "config" || !parse_config(head, config)) return "line 1: not a scheduler trace header";
+  if (word != "config" || !parse_config(head, config)) return Status::error("line 1: not a scheduler trace header");
   Scheduler s(config);
   size_t decisions = 0;
   for (int n = 2; std::getline(trace, line); ++n) {
     const size_t colon = line.find(" : ");
-    if (colon == std::string::npos) return "line " + std::to_string(n) + ": no ' : ' separator";
+    if (colon == std::string::npos) return Status::error("line " + std::to_string(n) + ": no ' : ' separator");
     std::istringstream in(line.substr(0, colon));
     char op = 0;
     in >> op;
@@ -153,7 +153,7 @@ std::string replay_trace(std::istream& trace) {
         try {
           if (in) s.restore(done, attempt);
         } catch (const std::exception& e) {
-          return "line " + std::to_string(n) + ": " + e.what();
+          return Status::error("line " + std::to_string(n) + ": " + e.what());
         }
         break;
       }
@@ -165,15 +165,15 @@ std::string replay_trace(std::istream& trace) {
       case 'X': in >> id >> attempt; s.release(id, attempt); break;
       case 'S': in >> t >> id >> attempt; got = reply_text(s.result(id, attempt, t)); break;
       case 'T': in >> t; got = ids_text(s.tick(t)); break;
-      default: return "line " + std::to_string(n) + ": unknown operation '" + std::string(1, op) + "'";
+      default: return Status::error("line " + std::to_string(n) + ": unknown operation '" + std::string(1, op) + "'");
     }
-    if (!in) return "line " + std::to_string(n) + ": cannot read the call's inputs";
+    if (!in) return Status::error("line " + std::to_string(n) + ": cannot read the call's inputs");
     const std::string replayed = got + " ;" + decisions_since(s, decisions);
     const std::string recorded = line.substr(colon + 3);
     if (replayed != recorded)
-      return "line " + std::to_string(n) + ": recorded '" + recorded + "', replay gave '" + replayed + "'";
+      return Status::error("line " + std::to_string(n) + ": recorded '" + recorded + "', replay gave '" + replayed + "'");
   }
-  return "";
+  return {};
 }
 
 }  // namespace farm

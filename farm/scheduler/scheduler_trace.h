@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "base/status.h"
 #include "scheduler/scheduler.h"
 
 namespace farm {
@@ -41,8 +42,8 @@ class SchedulerTrace : public SchedulerObserver {
   size_t m_decisions_written = 0;
 };
 
-// Replays a trace written by SchedulerTrace. Returns "" when every call gave the recorded
-// outputs, otherwise "line N: expected ..., got ..." for the first difference (or a parse error).
-std::string replay_trace(std::istream& trace);
+// Replays a trace written by SchedulerTrace. Ok when every call gave the recorded outputs,
+// otherwise "line N: recorded ..., replay gave ..." for the first difference (or a parse error).
+Status replay_trace(std::istream& trace);
 
 }  // namespace farm

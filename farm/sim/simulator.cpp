@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "control/job_controller.h"
 
 namespace farm {
@@ -359,24 +360,16 @@ class Simulation {
   }
 
   std::vector<std::string> summary(const SimResult& r) const {
-    std::ostringstream scene;
-    std::vector<std::string> out;
-    out.push_back("\"simulated\": true");
-    std::string label;
-    for (char c : m_o.scene_label) {
-      if (c == '"' || c == '\\') label += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) label += c;
-    }
-    out.push_back("\"scene\": \"" + label + "\"");
-    out.push_back("\"width\": " + std::to_string(m_o.scheduler.width));
-    out.push_back("\"height\": " + std::to_string(m_o.scheduler.height));
-    out.push_back("\"frames\": " + std::to_string(m_o.scheduler.frames.size()));
-    out.push_back("\"spp\": " + std::to_string(m_o.spp));
-    out.push_back("\"bad_messages\": 0");
-    out.push_back("\"seed\": " + std::to_string(m_o.seed));
-    out.push_back("\"events\": " + std::to_string(r.events));
-    out.push_back("\"completed\": " + std::string(r.completed ? "true" : "false"));
-    return out;
+    return {json_field("simulated", true),
+            json_field("scene", m_o.scene_label),
+            json_field("width", m_o.scheduler.width),
+            json_field("height", m_o.scheduler.height),
+            json_field("frames", m_o.scheduler.frames.size()),
+            json_field("spp", m_o.spp),
+            json_field("bad_messages", 0),
+            json_field("seed", m_o.seed),
+            json_field("events", r.events),
+            json_field("completed", r.completed)};
   }
 
   const CostMap& m_costs;

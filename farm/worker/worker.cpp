@@ -301,9 +301,8 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
     on_welcome(*w);
   } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
     if (m_state == State::fetching && m_missing.count(a->hash)) {
-      std::string err = m_cache.put(a->hash, a->data);
-      if (!err.empty()) {
-        spdlog::error("bad asset from the master: {}", err);
+      if (Status stored = m_cache.put(a->hash, a->data); !stored.ok()) {
+        spdlog::error("bad asset from the master: {}", stored.message());
         return RunStatus::failure;
       }
       m_missing.erase(a->hash);

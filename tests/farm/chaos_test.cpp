@@ -305,12 +305,12 @@ TEST_CASE("chaos: the pixel codec refuses non-finite floats") {
   std::vector<float> rgba(16, 0.5f);
   std::vector<uint8_t> out;
   auto wire = farm::proto::encode_pixels(rgba.data(), 4, farm::proto::PixelEncoding::float32);
-  CHECK(farm::proto::decode_pixels(wire, 4, farm::proto::PixelEncoding::float32, out).empty());
+  CHECK(farm::proto::decode_pixels(wire, 4, farm::proto::PixelEncoding::float32, out).ok());
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()}) {
     rgba[9] = bad;  // pixel 2, green
     wire = farm::proto::encode_pixels(rgba.data(), 4, farm::proto::PixelEncoding::float32);
-    CHECK(farm::proto::decode_pixels(wire, 4, farm::proto::PixelEncoding::float32, out) == "pixel 2 is not finite");
+    CHECK(farm::proto::decode_pixels(wire, 4, farm::proto::PixelEncoding::float32, out).message() == "pixel 2 is not finite");
   }
 }
 

@@ -68,7 +68,7 @@ TEST_CASE("journal: blocks read back exactly, with their epoch, attempt, worker 
     CHECK(c.blocks[i].render_seconds == 0.5);
     CHECK(c.blocks[i].pixels == pixels_for(blocks[i], static_cast<uint8_t>(i)));
   }
-  CHECK(check_exactly_once(c.blocks, 20, 10, {1}, true) == "");
+  CHECK(check_exactly_once(c.blocks, 20, 10, {1}, true).ok());
   fs::remove_all(dir);
 }
 
@@ -105,7 +105,7 @@ TEST_CASE("journal: a crash cutting the file at any byte leaves whole blocks onl
   REQUIRE(after.blocks.size() == 3);
   CHECK(after.blocks[2].epoch == 1);
   CHECK(after.blocks[2].pixels == pixels_for(blocks[2], 9));
-  CHECK(check_exactly_once(after.blocks, 20, 10, {1}, true) == "");
+  CHECK(check_exactly_once(after.blocks, 20, 10, {1}, true).ok());
   fs::remove_all(dir);
 }
 
@@ -136,13 +136,13 @@ TEST_CASE("journal: the exactly-once check finds a pixel committed twice, outsid
     for (const Block& r : rects) out.push_back({0, 1, 1, r, 0, {}});
     return out;
   };
-  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}, {1, 10, 0, 10, 10}}), 20, 10, {1}, true) == "");
-  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}, {1, 9, 0, 10, 10}}), 20, 10, {1}, false).find("second time") !=
+  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}, {1, 10, 0, 10, 10}}), 20, 10, {1}, true).ok());
+  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}, {1, 9, 0, 10, 10}}), 20, 10, {1}, false).message().find("second time") !=
         std::string::npos);
-  CHECK(check_exactly_once(blocks_of({{1, 15, 0, 10, 10}}), 20, 10, {1}, false).find("outside") != std::string::npos);
-  CHECK(check_exactly_once(blocks_of({{2, 0, 0, 5, 5}}), 20, 10, {1}, false).find("outside") != std::string::npos);
-  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, false) == "");
-  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, true).find("never") != std::string::npos);
+  CHECK(check_exactly_once(blocks_of({{1, 15, 0, 10, 10}}), 20, 10, {1}, false).message().find("outside") != std::string::npos);
+  CHECK(check_exactly_once(blocks_of({{2, 0, 0, 5, 5}}), 20, 10, {1}, false).message().find("outside") != std::string::npos);
+  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, false).ok());
+  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, true).message().find("never") != std::string::npos);
 }
 
 TEST_CASE("journal: identities that differ are reported key by key") {
