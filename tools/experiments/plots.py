@@ -49,7 +49,6 @@ import csv
 import json
 import math
 import os
-import re
 import sys
 import traceback
 
@@ -71,6 +70,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
+from farmtools.networks import PRESETS as NETWORK_PRESETS, one_way_delay_ms as _delay_ms  # noqa: E402
+
 __all__ = ["plot_speedup_vs_workers", "plot_heatmap_block_wait", "plot_adaptive_vs_fixed", "plot_rtt_vs_block",
            "plot_latency_best_block", "plot_scene_policies", "plot_waitsearch", "plot_gantt", "main"]
 
@@ -79,8 +81,6 @@ POLICY_ORDER = ("fixed", "seed", "adaptive")
 POLICY_COLOURS = {"fixed": "tab:blue", "seed": "tab:orange", "adaptive": "tab:green"}
 POLICY_CMAPS = {"fixed": "Blues", "seed": "Oranges", "adaptive": "Greens"}
 BLOCK_SIDES = (4, 8, 16, 32, 64, 128, 256)
-# One-way delays of the named networks (tools/net/delay_proxy.py presets); "<N>ms..." parses as N.
-NETWORK_DELAY_MS = {"loopback": 0.0, "lab": 0.1, "dorm": 2.0}
 # Setting columns: rows equal in all of these (and in width x height, "res") are repetitions.
 SETTINGS = ("experiment", "scene", "res", "spp", "mode", "policy", "block", "min_block", "wait", "max_copies",
             "cluster", "workers", "speeds", "network", "threads")
@@ -212,22 +212,9 @@ def _context(rows, cols=("scene", "res", "spp", "cluster", "network", "policy", 
 
 
 # ----------------------------------------------------------------------------- axes helpers
-def _delay_ms(network):
-    """One-way delay of a network name; a per-worker mix ('lab:4,dorm:2') takes its slowest link."""
-    delays = []
-    for part in (network or "").split(","):
-        name = part.split(":")[0].strip()
-        if name in NETWORK_DELAY_MS:
-            delays.append(NETWORK_DELAY_MS[name])
-        else:
-            m = re.match(r"(\d+(?:\.\d+)?)\s*ms", name)
-            delays.append(float(m.group(1)) if m else math.inf)
-    return max(delays) if delays else math.inf
-
-
 def _network_label(network):
     d = _delay_ms(network)
-    if network in NETWORK_DELAY_MS or ("," in network and math.isfinite(d)):
+    if network == "loopback" or network in NETWORK_PRESETS or ("," in network and math.isfinite(d)):
         return f"{network} ({d:g} ms one way)"
     return network
 

@@ -7,10 +7,12 @@ import datetime
 import os
 import platform
 import statistics
-
-from cluster import network_delay_ms
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
+from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms  # noqa: E402
+
 NOTES = os.path.join(HERE, "report_notes.md")
 
 # The paper's figures (../shared/seeds/004_*.txt), cited for comparison.
@@ -128,8 +130,8 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
     L.append(f"Every figure comes from real `farm master` + `farm worker` processes on this machine. A node of speed "
              f"1.0 is a worker capped at {reference_cores:g} of one core (cgroup CPU quota, `tools/cpu_quota`); a node "
              "of speed s gets s times that. Workers whose network is not loopback reach the master through their own "
-             "delaying TCP proxy (`tools/net/delay_proxy.py`; `lab` = 0.1 ms one way and 100 Mbit/s, `dorm` = 2 ms + "
-             "up to 1 ms jitter and 10 Mbit/s, `Nms` = N ms one way; the proxy adds about 1 ms per direction of its "
+             f"delaying TCP proxy (`tools/net/delay_proxy.py`; `lab` = {describe_network('lab')}, `dorm` = "
+             f"{describe_network('dorm')}, `Nms` = N ms one way; the proxy adds about 1 ms per direction of its "
              "own, measured in results/net_proxy_check.md). Each worker renders with one thread and prefetches one "
              f"block. Images are rendered with {cfg['spp']} samples per pixel.\n")
     L.append("Times: **window** = from the master's first assignment to its last accepted block; **single** = `farm "
