@@ -45,7 +45,6 @@ script by an interpreter without them, it re-runs itself with /usr/bin/python3.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -72,123 +71,29 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
 from farmtools.networks import PRESETS as NETWORK_PRESETS, one_way_delay_ms as _delay_ms  # noqa: E402
+from farmtools.sweep_data import (best_config, configs as _configs, experiment_rows as _select, fmt as _fmt,  # noqa: E402
+                                  group as _group, metric as _value, num as _num, policies as _policies,
+                                  setting as _key, spread as _spread, varying as _varying,
+                                  varying_within as _varying_within)
+
+
+def _best_config(rows):
+    """(median window, rows of the configuration with the lowest median window)."""
+    _, crows, med = best_config(rows)
+    return med, crows
 
 __all__ = ["plot_speedup_vs_workers", "plot_heatmap_block_wait", "plot_adaptive_vs_fixed", "plot_rtt_vs_block",
            "plot_latency_best_block", "plot_scene_policies", "plot_waitsearch", "plot_gantt", "main"]
 
 DPI = 120
-POLICY_ORDER = ("fixed", "seed", "adaptive")
 POLICY_COLOURS = {"fixed": "tab:blue", "seed": "tab:orange", "adaptive": "tab:green"}
 POLICY_CMAPS = {"fixed": "Blues", "seed": "Oranges", "adaptive": "Greens"}
 BLOCK_SIDES = (4, 8, 16, 32, 64, 128, 256)
-# Setting columns: rows equal in all of these (and in width x height, "res") are repetitions.
-SETTINGS = ("experiment", "scene", "res", "spp", "mode", "policy", "block", "min_block", "wait", "max_copies",
-            "cluster", "workers", "speeds", "network", "threads")
-NUMERIC = {"spp", "block", "min_block", "wait", "max_copies", "workers", "threads"}
-
-
-# ----------------------------------------------------------------------------- reading the CSV
-def _num(text):
-    """Float of a CSV cell, None when empty or not a finite number."""
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _fmt(v):
-    """Short text of a number: 4.0 -> '4', 0.25 -> '0.25'."""
-    return f"{v:g}" if isinstance(v, (int, float)) else str(v)
-
-
-def _key(row, col):
-    """Canonical text of a setting ('res' is WxH; numbers normalised so '4' == '4.0')."""
-    if col == "res":
-        w, h = _num(row.get("width")), _num(row.get("height"))
-        return f"{w:g}x{h:g}" if w is not None and h is not None else ""
-    text = (row.get(col) or "").strip()
-    if col in NUMERIC and _num(text) is not None:
-        return _fmt(_num(text))
-    return text
-
-
-def _value(row, name):
-    """Metric of one row; 'speedup' and 'ideal' are derived, others are numeric columns."""
-    if name == "speedup":
-        single, window = _num(row.get("single_s")), _num(row.get("window_s"))
-        if single and window and window > 0:
-            return single / window
-        return _num(row.get("speedup"))
-    if name == "ideal":
-        single, lower = _num(row.get("single_s")), _num(row.get("lower_bound_s"))
-        if single and lower and lower > 0:
-            return single / lower
-        return _num(row.get("ideal_speedup"))
-    return _num(row.get(name))
-
-
-def _read_csv(path, func, experiment):
-    if not os.path.exists(path):
-        raise ValueError(f"{func}: no rows for experiment {experiment!r} in {path} (the file does not exist)")
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        raise ValueError(f"{func}: no rows for experiment {experiment!r} in {path} (the file has no data rows)")
-    return rows
-
-
-def _select(path, experiment, func, need=("window_s",), modes=("farm",)):
-    """Rows of one experiment (and mode) that have every value in `need`."""
-    rows = [r for r in _read_csv(path, func, experiment) if (r.get("experiment") or "").strip() == experiment]
-    if modes:
-        rows = [r for r in rows if (r.get("mode") or "").strip() in modes]
-    where = f" (mode {'/'.join(modes)})" if modes else ""
-    if not rows:
-        raise ValueError(f"{func}: no rows for experiment {experiment!r} in {path}{where}")
-    good = [r for r in rows if all(_value(r, n) is not None for n in need)]
-    if not good:
-        raise ValueError(f"{func}: no rows for experiment {experiment!r} in {path}{where} with a value for "
-                         f"{', '.join(need)} ({len(rows)} rows without: failed runs?)")
-    if len(good) < len(rows):
-        print(f"plots: {func}: ignored {len(rows) - len(good)} rows of experiment {experiment!r} without "
-              f"{', '.join(need)}", file=sys.stderr)
-    return good
-
-
-def _group(rows, cols):
-    """{tuple of setting texts: [rows]} in first-seen order."""
-    out = {}
-    for r in rows:
-        out.setdefault(tuple(_key(r, c) for c in cols), []).append(r)
-    return out
-
-
-def _configs(rows):
-    """Repetitions grouped: {settings tuple: [rows]}."""
-    return _group(rows, SETTINGS)
-
-
-def _spread(rows, name):
-    """(median, min, max) of a metric over rows."""
-    v = np.array([_value(r, name) for r in rows], dtype=float)
-    return float(np.median(v)), float(v.min()), float(v.max())
 
 
 def _yerr(meds, los, his):
     meds, los, his = (np.asarray(a, dtype=float) for a in (meds, los, his))
     return np.vstack([meds - los, his - meds])
-
-
-def _varying(rows, cols):
-    return [c for c in cols if len({_key(r, c) for r in rows}) > 1]
-
-
-def _varying_within(rows, cols, by):
-    """Settings that vary among rows with the same `by` values (the rtt sweep's image size
-    follows the block size: that is no separate series)."""
-    groups = _group(rows, by).values()
-    return [c for c in cols if c not in by and any(len({_key(r, c) for r in g}) > 1 for g in groups)]
 
 
 _LABELS = {"spp": "{} spp", "policy": "policy {}", "block": "block {}", "min_block": "min block {}",
@@ -365,19 +270,9 @@ def plot_heatmap_block_wait(csv_path, out):
 
 
 # ----------------------------------------------------------------------------- 3. adaptive vs fixed
-def _best_config(rows):
-    """(median window, rows of the configuration with the lowest median window)."""
-    return min(((_spread(c, "window_s")[0], c) for c in _configs(rows).values()), key=lambda t: t[0])
-
-
 def _config_label(crows, all_rows, always=("block",)):
     cols = [c for c in ("block", "wait", "min_block", "max_copies") if c in always or c in _varying(all_rows, (c,))]
     return _describe(crows[0], cols).replace("block ", "B=").replace("wait ", "w=").replace(" s", "s")
-
-
-def _policies(rows):
-    present = {_key(r, "policy") for r in rows}
-    return [p for p in POLICY_ORDER if p in present] + sorted(present - set(POLICY_ORDER))
 
 
 def plot_adaptive_vs_fixed(csv_path, out):
