@@ -6,6 +6,8 @@ Writes results/bench_pixel_transfer.md. Usage: tools/bench/pixel_transfer.py [--
 import argparse, os, re, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+from farmtools.networks import describe  # noqa: E402
 
 
 def wait_line(proc, pattern, timeout=30):
@@ -52,7 +54,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="farm_px_")
-    links = [("loopback", None), ("dorm (2 ms + 1 ms jitter, 10 Mbit/s)", ["--preset", "dorm"]),
+    links = [("loopback", None), (f"dorm ({describe('dorm')})", ["--preset", "dorm"]),
              ("slow (10 ms, 2 Mbit/s)", ["--delay-ms", "10", "--mbit", "2"])]
     rows = []
     for link, proxy_args in links:

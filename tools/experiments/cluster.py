@@ -17,6 +17,10 @@ import tomllib
 from cpu_quota import CpuQuota
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools, whichever script imported this module
+# proxy_args is also tools/sweep's check of --networks (as cluster.proxy_args).
+from farmtools.networks import proxy_args  # noqa: E402
+
 PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 CLUSTERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clusters.toml")
 
@@ -80,36 +84,6 @@ def load_clusters(path=CLUSTERS_FILE):
             raise SystemExit(f"{path}: cluster.{name} has no workers")
         clusters[name] = Cluster(name, nodes)
     return float(ref), clusters
-
-
-NETWORK_RE = re.compile(r"^(\d+(?:\.\d+)?)ms(?:/(\d+(?:\.\d+)?)mbit)?$")
-
-
-def proxy_args(network, where="network"):
-    """delay_proxy.py arguments for a network name, None for a direct (loopback) connection."""
-    if network == "loopback":
-        return None
-    if network in ("lab", "dorm"):
-        return ["--preset", network]
-    m = NETWORK_RE.match(network)
-    if not m:
-        raise SystemExit(f"{where}: unknown network {network!r} (loopback, lab, dorm, <N>ms or <N>ms/<M>mbit)")
-    args = ["--delay-ms", m.group(1)]
-    if m.group(2):
-        args += ["--mbit", m.group(2)]
-    return args
-
-
-def network_delay_ms(network):
-    """One-way delay of a network name, for ordering plots."""
-    if network == "loopback":
-        return 0.0
-    if network == "lab":
-        return 0.1
-    if network == "dorm":
-        return 2.0
-    m = NETWORK_RE.match(network)
-    return float(m.group(1)) if m else float("inf")
 
 
 def _read_listening(proc, pattern, what):

@@ -2,15 +2,17 @@
 experiment issue's questions computed from the data. A hand-written interpretation of the
 committed full run (report_notes.md beside this file) is appended to full-run reports only.
 """
-import csv
 import datetime
 import os
 import platform
 import statistics
-
-from cluster import network_delay_ms
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
+from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms  # noqa: E402
+from farmtools.sweep_data import best_config, group, median, read_rows, select, spread  # noqa: E402
+
 NOTES = os.path.join(HERE, "report_notes.md")
 
 # The paper's figures (../shared/seeds/004_*.txt), cited for comparison.
@@ -22,31 +24,6 @@ def f(v, d=2):
     return "" if v is None else f"{v:.{d}f}"
 
 
-class Data:
-    def __init__(self, csv_path):
-        with open(csv_path, newline="") as fh:
-            self.rows = list(csv.DictReader(fh))
-
-    def select(self, **eq):
-        return [r for r in self.rows if all(r[k] == str(v) for k, v in eq.items())]
-
-    @staticmethod
-    def med(rows, col):
-        vals = [float(r[col]) for r in rows if r[col] != ""]
-        return statistics.median(vals) if vals else None
-
-    @staticmethod
-    def spread(rows, col):
-        vals = [float(r[col]) for r in rows if r[col] != ""]
-        return (min(vals), max(vals)) if vals else (None, None)
-
-    def configs(self, rows, *keys):
-        out = {}
-        for r in rows:
-            out.setdefault(tuple(r[k] for k in keys), []).append(r)
-        return out
-
-
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -55,15 +32,6 @@ def table(header, rows):
 
 def res_key(r):
     return int(r["width"]) * int(r["height"])
-
-
-def best_config(data, rows, keys):
-    """The configuration (by keys) with the lowest median window, with its rows."""
-    groups = data.configs(rows, *keys)
-    if not groups:
-        return None, []
-    k = min(groups, key=lambda k: data.med(groups[k], "window_s"))
-    return k, groups[k]
 
 
 def simulator_sections(results_dir):
@@ -101,10 +69,10 @@ def reliability_sections(results_dir):
 
 
 def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):
-    d = Data(csv_path)
+    all_rows = read_rows(csv_path)
     rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
     img = lambda name, alt: f"![{alt}]({rel(plots_made[name])})\n" if name in plots_made else f"*(plot {name} not made)*\n"  # noqa: E731
-    farm_rows = [r for r in d.rows if r["mode"] == "farm"]
+    farm_rows = [r for r in all_rows if r["mode"] == "farm"]
     L = []
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     L.append("# Experiments: block sizes, waiting times, heterogeneous CPUs and slow networks\n")
@@ -112,7 +80,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append("**Smoke run (`--quick`)**: tiny images, one repetition; the figures below show that the pipeline "
                  "works, not how the farm performs. The committed full run is results/REPORT.md.\n")
     # The measurements' own time span (a re-run that only redraws the report keeps it).
-    dates = sorted(datetime.datetime.strptime(r["date"], "%Y-%m-%d %H:%M:%S") for r in d.rows if r["date"])
+    dates = sorted(datetime.datetime.strptime(r["date"], "%Y-%m-%d %H:%M:%S") for r in all_rows if r["date"])
     first, last = (dates[0], dates[-1]) if dates else (datetime.datetime.fromtimestamp(started),
                                                       datetime.datetime.fromtimestamp(finished))
     L.append(f"Command: `{command}`  \nMeasured: {first:%Y-%m-%d %H:%M} to {last:%H:%M} "
@@ -128,8 +96,8 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
     L.append(f"Every figure comes from real `farm master` + `farm worker` processes on this machine. A node of speed "
              f"1.0 is a worker capped at {reference_cores:g} of one core (cgroup CPU quota, `tools/cpu_quota`); a node "
              "of speed s gets s times that. Workers whose network is not loopback reach the master through their own "
-             "delaying TCP proxy (`tools/net/delay_proxy.py`; `lab` = 0.1 ms one way and 100 Mbit/s, `dorm` = 2 ms + "
-             "up to 1 ms jitter and 10 Mbit/s, `Nms` = N ms one way; the proxy adds about 1 ms per direction of its "
+             f"delaying TCP proxy (`tools/net/delay_proxy.py`; `lab` = {describe_network('lab')}, `dorm` = "
+             f"{describe_network('dorm')}, `Nms` = N ms one way; the proxy adds about 1 ms per direction of its "
              "own, measured in results/net_proxy_check.md). Each worker renders with one thread and prefetches one "
              f"block. Images are rendered with {cfg['spp']} samples per pixel.\n")
     L.append("Times: **window** = from the master's first assignment to its last accepted block; **single** = `farm "
@@ -138,7 +106,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
              "total measured worker speed (single / sum of speeds), never below the longest block moved to the "
              "fastest node; **efficiency** = lower bound / window. A second bound, *bound with joins*, counts each "
              "worker only from the moment it joined (a node capped at 0.09 cores also takes seconds to start).\n")
-    cal = {r["speeds"]: float(r["window_s"]) for r in d.select(experiment="calibration")}
+    cal = {r["speeds"]: float(r["window_s"]) for r in select(all_rows, experiment="calibration")}
     crow = []
     for name, c in clusters.items():
         nominal = c.speeds_text()
@@ -148,11 +116,11 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
     L.append("Clusters (speeds measured by `farm single` on chess2 160x120 under each quota, two runs each):\n")
     L.append(table(["cluster", "workers", "nominal speeds", "measured speeds", "network", "CPU cores used"], crow))
     spreads = []
-    for rs in d.configs(farm_rows, "experiment", "scene", "width", "policy", "block", "wait", "cluster",
-                        "network").values():
+    for rs in group(farm_rows, ("experiment", "scene", "width", "policy", "block", "wait", "cluster",
+                                 "network")).values():
         if len(rs) >= 2:
-            lo, hi = d.spread(rs, "window_s")
-            spreads.append((hi - lo) / d.med(rs, "window_s") * 100)
+            _, lo, hi = spread(rs, "window_s")
+            spreads.append((hi - lo) / median(rs, "window_s") * 100)
     noise = statistics.median(spreads) if spreads else None
     ident = [r for r in farm_rows if r["identical"] != ""]
     same = sum(1 for r in ident if r["identical"] == "1")
@@ -160,7 +128,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
              "for the same scene and settings (every block size, policy, cluster and network above).\n")
 
     # ------------------------------------------------------------------ Table 1
-    rtt = d.select(experiment="rtt")
+    rtt = select(all_rows, experiment="rtt")
     if rtt:
         L.append("## Round trip against block size (the paper's Table 1)\n")
         L.append("One worker at full speed with a null renderer (no rendering, uncompressed 8-bit pixels), one thread, "
@@ -173,37 +141,37 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         for b in blocks:
             row = [b, 3 * b * b]
             for n in nets:
-                row.append(f(d.med(d.select(experiment="rtt", block=b, network=n), "rtt_us"), 0))
+                row.append(f(median(select(all_rows, experiment="rtt", block=b, network=n), "rtt_us"), 0))
             row.append(PAPER_TABLE1_MS.get(b, "") and f"{PAPER_TABLE1_MS[b] * 1000:.0f}")
             rows.append(row)
         L.append(table(["block", "pixel bytes"] + [f"{n} (us)" for n in nets] + ["paper, lab switch (us)"], rows))
         L.append(img("rtt_vs_block", "round trip against block size"))
 
     # ------------------------------------------------------------------ wait search
-    ws = d.select(experiment="waitsearch")
+    ws = select(all_rows, experiment="waitsearch")
     best_wait = None
     if ws:
         L.append("## Waiting-time search (section 4.2)\n")
         L.append("The paper's procedure, automated (tools/experiments/waitsearch.py): raise the waiting time step by "
                  "step and keep the one with the shortest run; stop after steps without improvement. chess2, paper6 "
                  "cluster, `seed` policy (the paper's halving).\n")
-        groups = d.configs(ws, "wait")
+        groups = group(ws, ("wait",))
         rows = []
         for (w,), rs in sorted(groups.items(), key=lambda kv: float(kv[0][0])):
-            lo, hi = d.spread(rs, "window_s")
-            rows.append([w, f(d.med(rs, "window_s")), f"{f(lo)}..{f(hi)}", f(d.med(rs, "halvings"), 0)])
-        best_wait = min(groups, key=lambda k: d.med(groups[k], "window_s"))[0]
+            _, lo, hi = spread(rs, "window_s")
+            rows.append([w, f(median(rs, "window_s")), f"{f(lo)}..{f(hi)}", f(median(rs, "halvings"), 0)])
+        best_wait = min(groups, key=lambda k: median(groups[k], "window_s"))[0]
         L.append(table(["wait (s)", "median window (s)", "range", "median halvings"], rows))
         L.append(f"\nPicked: **{best_wait} s**; the later experiments use it for `seed` and `adaptive`.\n")
-        hm = [r for r in d.select(experiment="heatmap", policy="seed") if r["block"] == ws[0]["block"]]
+        hm = [r for r in select(all_rows, experiment="heatmap", policy="seed") if r["block"] == ws[0]["block"]]
         if hm:
-            k, rs = best_config(d, hm, ("wait",))
+            k, rs, _ = best_config(hm, ("wait",))
             L.append(f"The heatmap below, at the same block size ({ws[0]['block']}), is fastest at wait {k[0]} s "
-                     f"(median {f(d.med(rs, 'window_s'))} s).\n")
+                     f"(median {f(median(rs, 'window_s'))} s).\n")
         L.append(img("waitsearch", "wait search"))
 
     # ------------------------------------------------------------------ Figure 13
-    rs_rows = d.select(experiment="resolution")
+    rs_rows = select(all_rows, experiment="resolution")
     answers = []
     if rs_rows:
         L.append("## Adaptive halving against fixed block sizes per resolution (the paper's Figure 13)\n")
@@ -213,19 +181,19 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         rows = []
         for res in sorted({(int(r["width"]), int(r["height"])) for r in rs_rows}, key=lambda x: x[0] * x[1]):
             at = [r for r in rs_rows if (int(r["width"]), int(r["height"])) == res]
-            (fb,), fr = best_config(d, [r for r in at if r["policy"] == "fixed"], ("block",))
-            fw = d.med(fr, "window_s")
-            f32 = d.med([r for r in at if r["policy"] == "fixed" and r["block"] == "32"], "window_s")
-            row = [f"{res[0]}x{res[1]}", f(d.med(at, "single_s")), f"{f(fw)} (S={fb})", f(f32)]
+            (fb,), fr, _ = best_config([r for r in at if r["policy"] == "fixed"], ("block",))
+            fw = median(fr, "window_s")
+            f32 = median([r for r in at if r["policy"] == "fixed" and r["block"] == "32"], "window_s")
+            row = [f"{res[0]}x{res[1]}", f(median(at, "single_s")), f"{f(fw)} (S={fb})", f(f32)]
             for p in ("seed", "adaptive"):
                 pr = [r for r in at if r["policy"] == p]
-                pw = d.med(pr, "window_s")
+                pw = median(pr, "window_s")
                 gain = (fw / pw - 1) * 100 if pw else None
                 gain32 = (f32 / pw - 1) * 100 if pw and f32 else None
                 row += [f(pw), f"{gain:+.1f}%" if gain is not None else "",
-                        f"{gain32:+.1f}%" if gain32 is not None else "", f(d.med(pr, "halvings"), 0)]
+                        f"{gain32:+.1f}%" if gain32 is not None else "", f(median(pr, "halvings"), 0)]
                 answers.append((p, res, gain, gain32))
-            row += [f(d.med(at, "lower_bound_s")), f(d.med(at, "lower_bound_join_s"))]
+            row += [f(median(at, "lower_bound_s")), f(median(at, "lower_bound_join_s"))]
             rows.append(row)
         L.append(table(["resolution", "single (s)", "best fixed (s)", "fixed 32 (s)", "seed (s)", "seed vs best",
                         "seed vs 32", "seed halvings", "adaptive (s)", "adaptive vs best", "adaptive vs 32",
@@ -235,7 +203,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append(img("adaptive_vs_fixed", "adaptive against fixed"))
 
     # ------------------------------------------------------------------ heatmap
-    hm = d.select(experiment="heatmap")
+    hm = select(all_rows, experiment="heatmap")
     if hm:
         L.append("## Block size x waiting time\n")
         for p in sorted({r["policy"] for r in hm}):
@@ -244,17 +212,17 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
             waits = sorted({float(r["wait"]) for r in pr})
             rows = []
             for w in waits:
-                rows.append([f"{w:g}"] + [f(d.med([r for r in pr if int(r["block"]) == b and float(r["wait"]) == w],
+                rows.append([f"{w:g}"] + [f(median([r for r in pr if int(r["block"]) == b and float(r["wait"]) == w],
                                                   "window_s")) for b in blocks])
-            (kb, kw), krs = best_config(d, pr, ("block", "wait"))
+            (kb, kw), krs, _ = best_config(pr, ("block", "wait"))
             L.append(f"`{p}`, chess2 {pr[0]['width']}x{pr[0]['height']}, paper6: median window (s); rows = wait (s), "
-                     f"columns = initial block size. Best: S0={kb}, wait {kw} s ({f(d.med(krs, 'window_s'))} s).\n")
+                     f"columns = initial block size. Best: S0={kb}, wait {kw} s ({f(median(krs, 'window_s'))} s).\n")
             L.append(table(["wait \\ block"] + [str(b) for b in blocks], rows))
             L.append("")
         L.append(img("heatmap_block_wait", "heatmap"))
 
     # ------------------------------------------------------------------ scenes
-    sc = d.select(experiment="scenes")
+    sc = select(all_rows, experiment="scenes")
     losses = []
     if sc:
         L.append("## Policies on the five scenes\n")
@@ -263,11 +231,11 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         rows = []
         for scene in sorted({r["scene"] for r in sc}):
             at = [r for r in sc if r["scene"] == scene]
-            _, fr = best_config(d, [r for r in at if r["policy"] == "fixed"], ("block",))
-            fw = d.med(fr, "window_s")
-            row = [scene, f(d.med(at, "single_s"))]
+            _, fr, _ = best_config([r for r in at if r["policy"] == "fixed"], ("block",))
+            fw = median(fr, "window_s")
+            row = [scene, f(median(at, "single_s"))]
             for p, b in cfgs:
-                pw = d.med([r for r in at if r["policy"] == p and int(r["block"]) == b], "window_s")
+                pw = median([r for r in at if r["policy"] == p and int(r["block"]) == b], "window_s")
                 gain = (fw / pw - 1) * 100 if pw else None
                 row.append(f"{f(pw)} ({gain:+.1f}%)" if gain is not None else "")
                 if p != "fixed" and gain is not None and gain < 0:
@@ -277,7 +245,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append(img("scene_policies", "policies per scene"))
 
     # ------------------------------------------------------------------ Figure 11
-    su = d.select(experiment="speedup")
+    su = select(all_rows, experiment="speedup")
     if su:
         L.append("## Speedup on homogeneous nodes (the paper's Figure 11)\n")
         L.append("1 to 4 speed-1.0 nodes on loopback, fixed blocks, against `farm single` on one such node.\n")
@@ -285,10 +253,10 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         rows = []
         for scene in sorted({r["scene"] for r in su}):
             at = [r for r in su if r["scene"] == scene]
-            row = [scene, f(d.med(at, "single_s"))]
+            row = [scene, f(median(at, "single_s"))]
             for n in ns:
                 nr = [r for r in at if int(r["workers"]) == n]
-                row.append(f"{f(d.med(nr, 'speedup'))} (eff {f(d.med(nr, 'efficiency'))})")
+                row.append(f"{f(median(nr, 'speedup'))} (eff {f(median(nr, 'efficiency'))})")
             rows.append(row)
         L.append(table(["scene", "single (s)"] + [f"{n} node(s)" for n in ns], rows))
         L.append("\nThe paper measured near-linear speedup on 2-4 nodes and quotes Amdahl's law with 1% serial work "
@@ -296,7 +264,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append(img("speedup_vs_workers", "speedup against workers"))
 
     # ------------------------------------------------------------------ latency
-    la = d.select(experiment="latency")
+    la = select(all_rows, experiment="latency")
     best_by_net = {}
     if la:
         L.append("## Best block size against network latency\n")
@@ -304,10 +272,10 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         blocks = sorted({int(r["block"]) for r in la})
         rows = []
         for b in blocks:
-            rows.append([b] + [f(d.med([r for r in la if r["network"] == n and int(r["block"]) == b], "window_s"))
+            rows.append([b] + [f(median([r for r in la if r["network"] == n and int(r["block"]) == b], "window_s"))
                                for n in nets])
         for n in nets:
-            (kb,), _ = best_config(d, [r for r in la if r["network"] == n], ("block",))
+            (kb,), _, _ = best_config([r for r in la if r["network"] == n], ("block",))
             best_by_net[n] = kb
         rows.append(["**best**"] + [f"**{best_by_net[n]}**" for n in nets])
         L.append(f"chess2 {la[0]['width']}x{la[0]['height']} on the {la[0]['cluster']} cluster (speeds "

@@ -10,8 +10,9 @@ faster than `bandwidth` bytes/s. Byte order is preserved (jitter never reorders 
       --delay-ms 5 --jitter-ms 1 --mbit 10            # both directions
   ... --up-delay-ms 20 --down-mbit 2                  # per direction (up = client -> target)
 
-Presets for the paper's networks: --preset lab (one switch: 0.1 ms, 100 Mbit/s) and
---preset dorm (several switches: 2 ms, 1 ms jitter, 10 Mbit/s).
+Presets for the paper's networks: --preset lab (one switch) and --preset dorm (several
+switches); their delays and bandwidths are listed at the end of --help and defined in
+tools/farmtools/networks.py, the table the sweeps, simulator and report read too.
 
 Fault injection (all off by default; drawn from --seed; each fault is logged on stderr as
 "fault KIND conn N ..." so a test can count them):
@@ -28,12 +29,11 @@ import random
 import socket
 import struct
 import sys
+import os
 import time
 
-PRESETS = {
-    "lab": dict(delay_ms=0.1, jitter_ms=0.0, mbit=100.0),
-    "dorm": dict(delay_ms=2.0, jitter_ms=1.0, mbit=10.0),
-}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
+from farmtools.networks import PRESETS, describe  # noqa: E402
 
 
 def log_fault(text):
@@ -174,7 +174,8 @@ async def handle(client_reader, client_writer, args, rng):
 
 
 def parse(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="presets: " + "; ".join(f"{n} = {describe(n)}" for n in PRESETS))
     ap.add_argument("--listen", default="127.0.0.1:0")
     ap.add_argument("--target", required=True)
     ap.add_argument("--preset", choices=sorted(PRESETS))
@@ -197,7 +198,7 @@ def parse(argv):
         ap.error("fault probabilities must be in [0, 1], rates and lengths >= 0")
     base = dict(delay_ms=args.delay_ms, jitter_ms=args.jitter_ms, mbit=args.mbit)
     if args.preset:
-        base.update(PRESETS[args.preset])
+        base.update(PRESETS[args.preset]._asdict())
     for d in ("up", "down"):
         delay = getattr(args, f"{d}_delay_ms")
         jitter = getattr(args, f"{d}_jitter_ms")

@@ -5,6 +5,8 @@ import os, socket, statistics, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
+from farmtools.networks import PRESETS  # noqa: E402  (the presets checked are the ones the sweeps use)
 
 
 def sink_server():
@@ -54,14 +56,19 @@ def measure(port, pings=50, bulk=2_000_000):
     return statistics.median(rtts), bulk * 8 / elapsed / 1e6
 
 
+def preset_rtt_ms(name):
+    """The round trip a preset is set to: its delay both ways, plus the jitter's two half-means."""
+    p = PRESETS[name]
+    return 2 * p.delay_ms + p.jitter_ms
+
+
 def main():
     port = sink_server()
     rows = []
     for label, args, expect_rtt_ms, expect_mbit in [
         ("direct (no proxy)", None, 0.0, None),
         ("proxy, no shaping", [], 0.0, None),
-        ("lab preset", ["--preset", "lab"], 0.2, 100.0),
-        ("dorm preset", ["--preset", "dorm"], 5.0, 10.0),
+        *[(f"{name} preset", ["--preset", name], preset_rtt_ms(name), PRESETS[name].mbit) for name in PRESETS],
         ("20 ms each way, 5 Mbit/s", ["--delay-ms", "20", "--mbit", "5"], 40.0, 5.0),
     ]:
         proxy = None

@@ -11,7 +11,6 @@ the sweep CSV for the quota'd speeds, one unthrottled `farm single` for the full
 from the runs it is judged against. Writes results/sim/plan_check.md.
 """
 import argparse
-import csv
 import datetime
 import os
 import re
@@ -26,8 +25,19 @@ sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
 import cluster as cl  # noqa: E402
 from sweep import CALIBRATION_SCENE, Sweep  # noqa: E402
 from validate import link_of  # noqa: E402  (same network model as the validation)
+from farmtools.sweep_data import group, median, read_rows  # noqa: E402  (tools/ is on sys.path via validate)
 
 STARTUP_FULL = 0.3  # seconds from start to join of a full-speed worker (see validation.md)
+
+
+def measured_configs(csv_path, w, spp):
+    """[(median window, (policy, block, wait))], fastest first, of every configuration the sweep
+    measured on the same scene, size, spp and cluster (wait 1 where it plays no part)."""
+    rows = [r for r in read_rows(csv_path)
+            if r["mode"] == "farm" and r["experiment"] in ("heatmap", "resolution", "scenes", "waitsearch")
+            and r["scene"] == "chess2" and r["width"] == str(w) and r["spp"] == str(spp) and r["cluster"] == "paper6"]
+    return sorted((median(v, "window_s"), (p, int(b), float(wt or 1)))
+                  for (p, b, wt), v in group(rows, ("policy", "block", "wait")).items())
 
 
 def main():
@@ -67,13 +77,7 @@ def main():
     print(out)
     m = re.search(r"--policy (\w+) --block (\d+)(?: --wait ([\d.]+))?\s+\(predicted render window ([\d.]+) s\)", out)
     policy, block, wait, predicted = m.group(1), int(m.group(2)), float(m.group(3) or 1), float(m.group(4))
-    # Every configuration the sweep measured on the same scene, size, spp and cluster.
-    groups = {}
-    for r in csv.DictReader(open(args.csv)):
-        if (r["mode"] == "farm" and r["experiment"] in ("heatmap", "resolution", "scenes", "waitsearch")
-                and r["scene"] == "chess2" and r["width"] == str(w) and r["spp"] == str(spp) and r["cluster"] == "paper6"):
-            groups.setdefault((r["policy"], int(r["block"]), float(r["wait"] or 1)), []).append(float(r["window_s"]))
-    meds = sorted((statistics.median(v), k) for k, v in groups.items())
+    meds = measured_configs(args.csv, w, spp)
     # This machine drifts by 10-30% over an hour, so the recommendation is judged side by side
     # with the sweep's best configuration and the plain fixed 32, interleaved, in one session.
     contenders = {"recommended": (policy, block, wait), "sweep's best": meds[0][1], "fixed 32": ("fixed", 32, 1.0)}

@@ -30,10 +30,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 import cluster as cl  # noqa: E402
+from farmtools.networks import NETWORK_RE, PRESETS  # noqa: E402
 
 PROXY_FLOOR_MS = 1.25
-PROXY_PRESETS = {"lab": (0.1, 0.0, 100.0), "dorm": (2.0, 1.0, 10.0)}
 
 # (name, cores per worker, network per worker or one for all, policy, block, wait)
 CONFIGS = [
@@ -52,10 +53,10 @@ def link_of(network):
     """(one-way latency ms, jitter ms, bandwidth Mbit/s) the simulator is given for a network."""
     if network == "loopback":
         return 0.05, 0.0, 0.0
-    if network in PROXY_PRESETS:
-        d, j, bw = PROXY_PRESETS[network]
+    if network in PRESETS:
+        d, j, bw = PRESETS[network]
         return d + PROXY_FLOOR_MS, j, bw
-    m = cl.NETWORK_RE.match(network)
+    m = NETWORK_RE.match(network)
     return float(m.group(1)) + PROXY_FLOOR_MS, 0.0, float(m.group(2) or 0)
 
 

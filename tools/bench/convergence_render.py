@@ -1,0 +1,119 @@
+"""Rendering for tools/bench/convergence.py: the scene each case needs, and one image with our
+renderer and with Cycles at a given spp and seed (or, with --reanalyze, the files of an earlier
+run). Imported by convergence.py, which puts tools/compare on sys.path first.
+"""
+import json
+import os
+import shlex
+
+import numpy as np
+
+import compare_images  # tools/compare: read_rgb
+import cycles_compare  # tools/compare: wrapper_scene, blender_command, run, our_render_seconds, rel
+import scene_gen
+
+REF_SEEDS = (1, 2)   # the two halves of each reference
+TEST_SEED = 0
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+rel = cycles_compare.rel
+
+
+class RenderError(RuntimeError):
+    pass
+
+
+def prepare_scene(case, work, write=True):
+    """Generates what the scene needs (OBJ on a floor, sky image); returns the scene file path.
+    write=False only names the files (--reanalyze)."""
+    name = case["name"]
+    info = {}
+    if not write:
+        if "sky_image" in case:
+            case["env_image"] = os.path.join(work, f"{name}_sky.exr")
+        return (os.path.join(work, f"{name}.obj") if "generate" in case else rel(case["scene"])), info
+    if "generate" in case:
+        g = case["generate"]
+        obj = os.path.join(work, f"{name}.obj")
+        info["mesh"] = scene_gen.mesh_on_floor(
+            rel(g["mesh"]), obj, float(g.get("height", 1.0)), float(g.get("rotate_y", 0.0)),
+            tuple(g.get("mesh_albedo", (0.6, 0.6, 0.6))), tuple(g.get("floor_albedo", (0.5, 0.5, 0.5))),
+            float(g.get("floor_size", 40.0)))
+        scene = obj
+    else:
+        scene = rel(case["scene"])
+    if "sky_image" in case:
+        s = dict(case["sky_image"])
+        path = os.path.join(work, f"{name}_sky.exr")
+        info["sky"] = scene_gen.sky_image(path, **s)
+        case["env_image"] = path
+    return scene, info
+
+
+def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1):
+    """Renders one image with each renderer, `repeat` times keeping the fastest time; returns
+    {'ours': {...}, 'cycles': {...}}. The repeats alternate between the renderers (ours, Cycles,
+    ours, ...) so that a slow spell of the machine hits both alike."""
+    name = case["name"]
+    c = dict(case, spp=spp)
+    jobs = {}
+    for who in ("ours", "cycles"):
+        exr = os.path.join(work, f"{name}_{who}_{tag}.exr")
+        js = os.path.join(work, f"{name}_{who}_{tag}.json")
+        meta = os.path.join(work, f"{name}_{who}_{tag}.meta.json")
+        if who == "ours":
+            wrapper = os.path.join(work, f"{name}_scene.toml")
+            with open(wrapper, "w") as f:
+                f.write(cycles_compare.wrapper_scene(c, scene))
+            fields = {k: c[k] for k in ("width", "height", "spp", "max_depth", "threads")}
+            fields.update(farm=shlex.quote(args.farm), scene=shlex.quote(wrapper), out=shlex.quote(exr),
+                          stats=shlex.quote(js))
+            cmd = shlex.split(c["ours_command"].format(**fields)) + ["--seed", str(seed)] + \
+                [str(a) for a in c["ours_args"]]
+        else:
+            cmd = cycles_compare.blender_command(c, scene, exr, js) + ["--seed", str(seed)]
+        jobs[who] = {"exr": exr, "js": js, "meta": meta, "cmd": cmd, "times": [], "first": None}
+    out = {}
+    if args.reanalyze:
+        for who, j in jobs.items():
+            if not os.path.exists(j["exr"]):
+                raise RenderError(f"--reanalyze: {j['exr']} is absent")
+            with open(j["meta"]) as f:
+                out[who] = json.load(f)
+        return out
+    for i in range(repeat):
+        # Each repeat renders the same image again (same seed, deterministic on both sides): only
+        # the fastest time counts, so that a burst of other load on the machine does not.
+        for who, j in jobs.items():
+            for p in (j["exr"], j["js"]):
+                if os.path.exists(p):
+                    os.remove(p)
+            try:
+                wall = cycles_compare.run(j["cmd"], log)
+            except RuntimeError as e:
+                raise RenderError(f"{name}: {who} render failed, {e}") from None
+            if who == "ours":
+                secs, bvh = cycles_compare.our_render_seconds(j["js"], wall)
+                j["times"].append({"seconds": secs, "bvh_seconds": bvh, "wall": wall})
+            else:
+                with open(j["js"]) as f:
+                    t = json.load(f)
+                j["times"].append({"seconds": t["render_seconds"], "pt_seconds": t.get("sample_seconds"),
+                                   "setup_seconds": t.get("setup_seconds"), "wall": wall})
+            if repeat > 1:
+                img = compare_images.read_rgb(j["exr"])
+                if j["first"] is None:
+                    j["first"] = img
+                elif not np.array_equal(img, j["first"]):
+                    d = float(np.sqrt(np.mean((img - j["first"]) ** 2)))
+                    print(f"  note: {who} {tag} repeat {i + 1} differs from the first render (RMSE {d:.2g})", flush=True)
+    for who, j in jobs.items():
+        times = j["times"]
+        r = {k: min((t[k] for t in times if t.get(k) is not None), default=None) for k in times[0]}
+        r["seconds_all"] = [t["seconds"] for t in times]
+        if who == "cycles":
+            r["pt_seconds_all"] = [t["pt_seconds"] for t in times]
+        r.update(exr=j["exr"], spp=spp, seed=seed, cmd=shlex.join(j["cmd"]).replace(ROOT + os.sep, ""))  # from ROOT
+        with open(j["meta"], "w") as f:
+            json.dump(r, f)
+        out[who] = r
+    return out
