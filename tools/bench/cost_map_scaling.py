@@ -3,7 +3,7 @@
 
 Renders cost maps (`farm single --cost-map`, 4 px tiles, one thread) of scenes/chess2.toml at the
 full setting (640x480, spp 8) and at cheap previews, scales each preview map to the full size with
-the same algorithm as CostMap::scaled() (farm/sim/cost_map.cpp, re-implemented below), and compares
+the same algorithm as CostMap::scaled() (farm/costs/cost_map.cpp, re-implemented below), and compares
 predicted with measured block costs for blocks of 16, 32 and 64 px. A second full render gives the
 noise floor (run-to-run timing noise), and "uniform" (every pixel costs the same) the baseline a
 map must beat.
