@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +18,7 @@ struct JobIdentity {
   uint64_t id = 0;   // from its hash; every job message carries it
 };
 
-// The settings a worker must apply to the scene file to render exactly the master's job, as
-// "key=value" lines (the identity's wording; the wire carries them typed).
-std::vector<std::string> render_setting_lines(const rt::RenderSettings& settings, const std::optional<std::string>& camera);
-
-JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const rt::RenderSettings& settings,
-                              const std::optional<std::string>& camera, const std::vector<int>& frames,
-                              proto::PixelEncoding encoding);
+JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const proto::JobSettings& settings,
+                              const std::vector<int>& frames, proto::PixelEncoding encoding);
 
 }  // namespace farm

@@ -12,6 +12,9 @@ namespace farm::proto {
 namespace {
 
 namespace w = farm::wire;
+static_assert(static_cast<int>(rt::IntegratorKind::whitted) == static_cast<int>(w::Integrator::Whitted) &&
+                  static_cast<int>(rt::IntegratorKind::path) == static_cast<int>(w::Integrator::Path),
+              "the wire's integrator values are the renderer's");
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
@@ -45,12 +48,17 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
               assets.push_back(w::CreateAssetRef(b, b.CreateString(a.hash), b.CreateString(a.name), a.size));
             }
             auto assets_v = b.CreateVector(assets);
-            auto overrides = strings(b, x.overrides);
             auto scene = b.CreateString(x.scene_name);
+            const JobSettings& s = x.settings;
+            auto camera = s.camera ? b.CreateString(*s.camera) : Offset<flatbuffers::String>();
+            auto settings = w::CreateRenderSettings(b, s.width, s.height, s.spp, s.max_depth, s.seed,
+                                                    s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
+                                                                                                : w::Integrator::Path,
+                                                    camera);
             return {w::Body::Welcome,
-                    w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, overrides, x.heartbeat_ms,
-                                     x.liveness, static_cast<w::PixelEncoding>(x.pixel_encoding),
-                                     static_cast<w::Compression>(x.compression))
+                    w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
+                                     static_cast<w::PixelEncoding>(x.pixel_encoding),
+                                     static_cast<w::Compression>(x.compression), settings)
                         .Union()};
           },
           [&](const AssetRequest& x) -> std::pair<w::Body, Offset<void>> {
@@ -133,6 +141,24 @@ class Reader {
     return b;
   }
 
+  JobSettings settings(const w::RenderSettings* x) const {
+    if (!x) throw Malformed{"missing render settings"};
+    JobSettings s;
+    s.width = x->width();
+    s.height = x->height();
+    if (s.width < 1 || s.height < 1 || s.width > m_limits.max_image_side || s.height > m_limits.max_image_side ||
+        static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels)
+      throw Malformed{"image size out of range"};
+    s.spp = x->spp();
+    if (s.spp < 1 || s.spp > 65536) throw Malformed{"spp out of range"};
+    s.max_depth = x->max_depth();
+    if (s.max_depth < 0 || s.max_depth > 64) throw Malformed{"max_depth out of range"};
+    s.seed = x->seed();
+    s.integrator = enumeration<rt::IntegratorKind>(static_cast<uint8_t>(x->integrator()), 1, "integrator");
+    if (x->camera()) s.camera = str(x->camera(), "camera", true);
+    return s;
+  }
+
   template <class E>
   E enumeration(uint8_t raw, uint8_t max_value, const char* field) const {
     if (raw > max_value) throw Malformed{std::string("unknown ") + field};
@@ -167,7 +193,7 @@ class Reader {
             m.assets.push_back({str(a->hash(), "asset hash", true), str(a->name(), "asset name", true), a->size()});
           }
         }
-        m.overrides = strs(x->overrides(), "overrides");
+        m.settings = settings(x->settings());
         m.heartbeat_ms = x->heartbeat_ms();
         m.liveness = x->liveness();
         m.pixel_encoding = enumeration<PixelEncoding>(static_cast<uint8_t>(x->pixel_encoding()), 2, "pixel encoding");

@@ -16,7 +16,8 @@
 namespace farm::proto {
 
 // Bump when a change breaks old peers; Hello/Welcome carry it and mismatches are refused.
-constexpr uint32_t k_protocol_version = 1;
+// 2: render settings travel as a typed table (RenderSettings), no longer as "key=value" strings.
+constexpr uint32_t k_protocol_version = 2;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };
@@ -36,12 +37,24 @@ struct AssetRef {
   uint64_t size = 0;
 };
 
+// The job's effective render settings (messages.fbs RenderSettings).
+struct JobSettings {
+  int width = 0, height = 0, spp = 0, max_depth = 0;
+  uint64_t seed = 0;
+  rt::IntegratorKind integrator = rt::IntegratorKind::path;
+  std::optional<std::string> camera;  // a scene camera's name or index; none = the scene's default
+  bool operator==(const JobSettings& o) const {
+    return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
+           integrator == o.integrator && camera == o.camera;
+  }
+};
+
 struct Welcome {
   uint32_t protocol_version = k_protocol_version;
   uint64_t job_id = 0;
   std::string scene_name;
   std::vector<AssetRef> assets;
-  std::vector<std::string> overrides;
+  JobSettings settings;
   uint32_t heartbeat_ms = static_cast<uint32_t>(k_default_heartbeat_interval * 1000);
   uint32_t liveness = k_default_liveness;
   PixelEncoding pixel_encoding = PixelEncoding::float32;

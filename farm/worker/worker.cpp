@@ -17,6 +17,7 @@
 #include "assets/asset_cache.h"
 #include "assets/asset_manifest.h"
 #include "job/build_id.h"
+#include "job/job_settings.h"
 #include "job/run_status.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
@@ -30,28 +31,6 @@ namespace farm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Applies the master's "key=value" overrides so the worker renders exactly the master's job.
-void apply_overrides(rt::SceneDesc& desc, const std::vector<std::string>& overrides) {
-  for (const std::string& o : overrides) {
-    size_t eq = o.find('=');
-    if (eq == std::string::npos) throw std::runtime_error("bad override '" + o + "'");
-    std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    rt::RenderSettings& s = desc.settings;
-    if (key == "width") s.width = std::stoi(value);
-    else if (key == "height") s.height = std::stoi(value);
-    else if (key == "spp") s.spp = std::stoi(value);
-    else if (key == "max_depth") s.max_depth = std::stoi(value);
-    else if (key == "seed") s.seed = std::stoull(value);
-    else if (key == "integrator") s.integrator = value == "whitted" ? rt::IntegratorKind::whitted : rt::IntegratorKind::path;
-    else if (key == "camera") rt::use_camera(desc, value);
-    else throw std::runtime_error("unknown override '" + key + "'");
-  }
-  if (desc.settings.width < 1 || desc.settings.height < 1 || desc.settings.width > rt::k_max_image_side || desc.settings.height > rt::k_max_image_side ||
-      desc.settings.spp < 1) {
-    throw std::runtime_error("overrides give an invalid image");
-  }
-}
 
 class Worker {
  public:
@@ -214,12 +193,12 @@ void Worker::start_loading() {
   }
   m_job_dirs.push_back(dir);
   std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
-  std::vector<std::string> overrides = m_job.overrides;
+  const proto::JobSettings settings = m_job.settings;
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
-  m_loading = std::async(std::launch::async, [scene_path, overrides, this] {
+  m_loading = std::async(std::launch::async, [scene_path, settings, this] {
     rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
     rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
-    apply_overrides(desc, overrides);
+    apply_job_settings(desc, settings);
     rt::LoadOptions load;
     load.embree_threads = m_threads;
     auto scene = rt::load_scene(desc, load);

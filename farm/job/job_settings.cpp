@@ -1,0 +1,38 @@
+#include "job/job_settings.h"
+
+namespace farm {
+
+proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional<std::string>& camera) {
+  proto::JobSettings j;
+  j.width = s.width;
+  j.height = s.height;
+  j.spp = s.spp;
+  j.max_depth = s.max_depth;
+  j.seed = s.seed;
+  j.integrator = s.integrator;
+  j.camera = camera;
+  return j;
+}
+
+void apply_job_settings(rt::SceneDesc& desc, const proto::JobSettings& j) {
+  // The camera first: a glTF camera may bring its own aspect ratio, which the explicit size overrides.
+  if (j.camera) rt::use_camera(desc, *j.camera);
+  rt::RenderSettings& s = desc.settings;
+  s.width = j.width;
+  s.height = j.height;
+  s.spp = j.spp;
+  s.max_depth = j.max_depth;
+  s.seed = j.seed;
+  s.integrator = j.integrator;
+}
+
+std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
+  std::vector<std::string> lines = {"width=" + std::to_string(j.width), "height=" + std::to_string(j.height),
+                                    "spp=" + std::to_string(j.spp), "max_depth=" + std::to_string(j.max_depth),
+                                    "seed=" + std::to_string(j.seed),
+                                    std::string("integrator=") + rt::integrator_name(j.integrator)};
+  if (j.camera) lines.push_back("camera=" + *j.camera);
+  return lines;
+}
+
+}  // namespace farm
