@@ -15,14 +15,15 @@
 #include "assets/content_hash.h"
 #include "base/json_text.h"
 #include "control/job_controller.h"
-#include "costs/cost_map_from_blocks.h"
 #include "image/image_io.h"
 #include "job/job_identity.h"
+#include "job/job_settings.h"
 #include "master/frame_store.h"
 #include "master/job_journal.h"
 #include "master/peer_quarantine.h"
 #include "master/progress.h"
-#include "master/tile_map.h"
+#include "master/router_socket.h"
+#include "master/job_outputs.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "security/socket_security.h"
@@ -62,8 +63,6 @@ class Master {
   void forget(WorkerId worker);
   std::string abort_reason();
   RunStatus finish();
-  void write_outputs(double makespan) const;
-  void write_cost_map() const;
   void bad_input(const std::string& identity, const std::string& what);
   void quarantine(const std::string& identity);
   bool drop_if_quarantined(const std::string& identity, const zmq::message_t& first);
@@ -75,6 +74,7 @@ class Master {
   std::vector<ManifestEntry> m_manifest;
   std::map<std::string, const ManifestEntry*> m_by_hash;
   proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
+  proto::JobSettings m_settings;  // what every worker renders
   JobIdentity m_job_identity;
   uint64_t m_job_id = 0;
   std::unique_ptr<std::ofstream> m_trace;  // --trace: every scheduler call, for replay tests
@@ -110,7 +110,8 @@ bool Master::setup() {
     m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
     for (const ManifestEntry& e : m_manifest) m_by_hash[e.ref.hash] = &e;
     m_encoding = encoding_for_output(m_o.render.output_path);
-    m_job_identity = make_job_identity(m_manifest, m_desc.settings, m_o.render.camera, m_frames, m_encoding);
+    m_settings = job_settings(m_desc.settings, m_o.render.camera);
+    m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding);
     m_job_id = m_job_identity.id;
 
     const rt::RenderSettings& s = m_desc.settings;
@@ -229,7 +230,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
   w.job_id = m_job_id;
   w.scene_name = m_manifest.front().ref.name;
   for (const ManifestEntry& e : m_manifest) w.assets.push_back(e.ref);
-  w.overrides = render_setting_lines(m_desc.settings, m_o.render.camera);
+  w.settings = m_settings;
   w.heartbeat_ms = static_cast<uint32_t>(std::lround(m_o.scheduling.heartbeat_interval * 1000));
   w.liveness = static_cast<uint32_t>(m_o.scheduling.liveness);
   w.pixel_encoding = m_encoding;
@@ -351,17 +352,8 @@ void Master::heartbeat_round() {
 bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
   // The ZAP handler is bound before the socket, so no handshake can come before it.
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
-  m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::router);
-  if (curve) security::apply(*m_socket, *curve);
-  m_socket->set(zmq::sockopt::linger, 0);            // shut down at once
-  m_socket->set(zmq::sockopt::router_mandatory, 1);  // unroutable sends fail loudly
-  m_socket->set(zmq::sockopt::sndhwm, 10000);        // bounded memory for slow consumers
-  m_socket->set(zmq::sockopt::rcvhwm, 10000);
-  // The largest legal inbound message is one result of the largest block.
-  int64_t max_block_bytes = static_cast<int64_t>(m_o.scheduling.block_size) * m_o.scheduling.block_size * 12;
-  m_socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
   try {
-    m_socket->bind(m_o.bind);
+    m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_o.scheduling.block_size);
   } catch (const zmq::error_t& e) {
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
     return false;
@@ -477,7 +469,12 @@ RunStatus Master::finish() {
   }
   for (const std::string& p : written) spdlog::info("wrote {}", p);
   m_journal->remove_unless(m_o.keep_journal);
-  write_outputs(makespan);
+  write_job_outputs(m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
+                    {json_field("bad_messages", m_quarantine.bad_messages()),
+                     json_raw_field("quarantined_peers", m_quarantine.json()),
+                     json_field("dropped_frames", m_quarantine.dropped_frames()),
+                     json_field("resumed_blocks", m_journal->resumed_blocks()),
+                     json_field("journal_epoch", m_journal->epoch())});
   const Scheduler& s = m_job->scheduler();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
                s.completed_blocks(), s.reassignments(), s.late_results(), m_quarantine.bad_messages());
@@ -486,42 +483,6 @@ RunStatus Master::finish() {
                  m_quarantine.dropped_frames());
   }
   return RunStatus::ok;
-}
-
-// The tile map, the statistics and the cost map, each if asked for.
-void Master::write_outputs(double makespan) const {
-  const rt::RenderSettings& s = m_desc.settings;
-  if (!m_o.tile_map_path.empty()) {
-    write_tile_map(m_o.tile_map_path, s.width, s.height, m_store->rgba(m_frames.front()), m_frames.front(), m_job->stats());
-    spdlog::info("wrote tile map {}", m_o.tile_map_path);
-  }
-  if (!m_o.stats_path.empty()) {
-    std::ofstream f(m_o.stats_path);
-    f << m_job->stats().json(m_job->scheduler(), makespan,
-                             {json_field("scene", m_o.render.scene_path), json_field("width", s.width),
-                              json_field("height", s.height), json_field("frames", m_frames.size()),
-                              json_field("spp", s.spp), json_field("bad_messages", m_quarantine.bad_messages()),
-                              json_raw_field("quarantined_peers", m_quarantine.json()),
-                              json_field("dropped_frames", m_quarantine.dropped_frames()),
-                              json_field("resumed_blocks", m_journal->resumed_blocks()),
-                              json_field("journal_epoch", m_journal->epoch())});
-  }
-  if (!m_o.cost_map_path.empty()) write_cost_map();
-}
-
-// Throws if the file cannot be written: the job's images are written, but it did not do all it was asked.
-void Master::write_cost_map() const {
-  std::vector<MeasuredBlock> blocks;
-  for (const auto& [attempt, lease] : m_job->stats().leases()) {
-    if (lease.outcome == LeaseOutcome::accepted) blocks.push_back({lease.block, lease.render_seconds});
-  }
-  const rt::RenderSettings& s = m_desc.settings;
-  CostMap map = cost_map_from_blocks(s.width, s.height, m_frames, blocks);
-  map.note = "farm master " + m_o.render.scene_path + " " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-             " spp " + std::to_string(s.spp) + "; worker-reported seconds of each block spread over its pixels";
-  map.write(m_o.cost_map_path);
-  spdlog::info("wrote cost map {} ({} x {} tiles of {} px, total {:.3f} s)", m_o.cost_map_path, map.columns(), map.rows(),
-               map.tile(), map.total());
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+#include "master/job_outputs.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "base/json_text.h"
+#include "costs/cost_map_from_blocks.h"
+#include "master/tile_map.h"
+
+namespace farm {
+
+namespace {
+
+void write_cost_map(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
+                    const JobController& job) {
+  std::vector<MeasuredBlock> blocks;
+  for (const auto& [attempt, lease] : job.stats().leases()) {
+    if (lease.outcome == LeaseOutcome::accepted) blocks.push_back({lease.block, lease.render_seconds});
+  }
+  CostMap map = cost_map_from_blocks(s.width, s.height, frames, blocks);
+  map.note = "farm master " + o.render.scene_path + " " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+             " spp " + std::to_string(s.spp) + "; worker-reported seconds of each block spread over its pixels";
+  map.write(o.cost_map_path);
+  spdlog::info("wrote cost map {} ({} x {} tiles of {} px, total {:.3f} s)", o.cost_map_path, map.columns(), map.rows(),
+               map.tile(), map.total());
+}
+
+}  // namespace
+
+void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
+                       const FrameStore& store, const JobController& job, double makespan,
+                       const std::vector<std::string>& extra_stats) {
+  if (!o.tile_map_path.empty()) {
+    write_tile_map(o.tile_map_path, s.width, s.height, store.rgba(frames.front()), frames.front(), job.stats());
+    spdlog::info("wrote tile map {}", o.tile_map_path);
+  }
+  if (!o.stats_path.empty()) {
+    std::vector<std::string> fields = {json_field("scene", o.render.scene_path), json_field("width", s.width),
+                                       json_field("height", s.height), json_field("frames", frames.size()),
+                                       json_field("spp", s.spp)};
+    fields.insert(fields.end(), extra_stats.begin(), extra_stats.end());
+    std::ofstream f(o.stats_path);
+    f << job.stats().json(job.scheduler(), makespan, fields);
+  }
+  if (!o.cost_map_path.empty()) write_cost_map(o, s, frames, job);
+}
+
+}  // namespace farm

@@ -1,0 +1,20 @@
+// What a finished job writes besides its images, each if asked for: the tile map, the run
+// statistics (--stats JSON) and the cost map learned from the blocks' render times.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "control/job_controller.h"
+#include "master/frame_store.h"
+#include "master/master.h"
+
+namespace farm {
+
+// `extra_stats` are more top-level members for the statistics, already JSON (json_field).
+// Throws if the cost map cannot be written (the images are written, but not all it was asked).
+void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& settings, const std::vector<int>& frames,
+                       const FrameStore& store, const JobController& job, double makespan,
+                       const std::vector<std::string>& extra_stats);
+
+}  // namespace farm

@@ -1,0 +1,22 @@
+#include "master/router_socket.h"
+
+#include <algorithm>
+
+namespace farm {
+
+std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std::string& bind,
+                                                  const std::optional<security::CurveServer>& curve, int max_block) {
+  auto socket = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::router);
+  if (curve) security::apply(*socket, *curve);
+  socket->set(zmq::sockopt::linger, 0);            // shut down at once
+  socket->set(zmq::sockopt::router_mandatory, 1);  // unroutable sends fail loudly
+  socket->set(zmq::sockopt::sndhwm, 10000);        // bounded memory for slow consumers
+  socket->set(zmq::sockopt::rcvhwm, 10000);
+  // The largest legal inbound message is one result of the largest block (float RGB).
+  const int64_t max_block_bytes = static_cast<int64_t>(max_block) * max_block * 12;
+  socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
+  socket->bind(bind);
+  return socket;
+}
+
+}  // namespace farm
