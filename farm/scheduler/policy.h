@@ -1,5 +1,5 @@
 // Block-size policies: small strategy objects consulted by the scheduler.
-//   fixed    - every block is S0; no halving (steps 1-3, 6-7 of DESIGN.md).
+//   fixed    - every block is S0; no halving (steps 1-3, 6-7 of docs/architecture.md, Core algorithm).
 //   seed     - the paper's rule: halve a worker's size each time it exceeds its waiting time.
 //   adaptive - seed, plus: (a) tail shrink: once little work is left, cap the size so that
 //              at least two blocks per render thread remain (guided self-scheduling); (b)

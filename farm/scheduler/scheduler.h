@@ -1,4 +1,4 @@
-// The farm's scheduling state machine (DESIGN.md "Core algorithm"). It owns the block pool,
+// The farm's scheduling state machine (docs/architecture.md, Core algorithm). It owns the block pool,
 // the outstanding leases, per-worker block sizes and waiting times, reassignment and
 // dead-worker detection. It does no I/O, reads no clock and starts no thread: the ZeroMQ
 // master and the simulator both drive it, passing the time of every event.

@@ -1,7 +1,8 @@
-// A discrete-event simulator of a farm run: virtual time, the real Scheduler, modelled workers
-// and links (DESIGN.md "one seam, two drivers"). It drives the scheduler exactly as the ZeroMQ
-// master does (same calls, same bandwidth estimator, tick() whenever a deadline has come) and
-// records the same RunStats, so its --stats JSON feeds the same plots as a real run.
+// A discrete-event simulator of a farm run: virtual time, the real JobController (scheduler,
+// statistics, link estimates), modelled workers and links (docs/architecture.md, "One
+// controller, two drivers"). It drives the controller exactly as the ZeroMQ master does (the
+// same calls per event, tick() whenever a deadline has come), so its --stats JSON feeds the
+// same plots as a real run.
 //
 // Modelled: per-worker render speed against a cost map, threads and prefetch (credits as the
 // real worker asks for them, and its re-request every heartbeat interval when a request came
