@@ -22,7 +22,8 @@ USES = {
     "sim": ["control", "costs", RENDERER],
     "master": ["job", "control", "costs", "protocol", "security", "assets"],
     "worker": ["job", "protocol", "security", "assets"],
-    "cli": ["master", "worker", "sim", "job"],
+    "launch": ["security"],
+    "cli": ["master", "worker", "sim", "job", "launch"],
 }
 # Generated or third-party headers quoted with "" that belong to one layer.
 GENERATED = {"messages_generated.h": "protocol"}

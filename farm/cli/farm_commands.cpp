@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/exit_codes.h"
+#include "cli/cluster_render.h"
 #include "cli/plan_command.h"
 #include "scheduler/policy.h"
 
@@ -104,6 +105,9 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   // For tests of version refusal only.
   cmd->add_option("--protocol-version", o.protocol_version, "Pretend to speak this protocol version (testing)")
       ->group("");
+  cmd->add_flag("--launched", o.launched,
+                "Started by `farm render --hosts/--slurm`: keys on standard input, which stays open as a lifeline")
+      ->group("");
   cmd->add_flag("--null-render", o.null_render, "Return black blocks at once (benchmarks of farm overhead)")->group("");
   cmd->add_option("--hang-after", o.hang_after, "Hang the render thread on the block after N until cancelled (testing)")
       ->group("");
@@ -122,6 +126,16 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   cmd->add_option("--cost-map", o.master.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
   cmd->add_option("--trace", o.master.trace_path, "Record every scheduler call and its result (see `farm master`)");
   cmd->add_flag("--compress,!--no-compress", o.master.compress, "zstd-compress result pixels (default on)");
+  CLI::Option* hosts = cmd->add_option(
+      "--hosts", o.hosts_path,
+      "Start one worker per line of this file over ssh instead of local workers: [user@]host[:port] [threads=N] "
+      "[farm=PATH] [cache=DIR]");
+  cmd->add_option("--ssh-command", o.ssh_command, "The ssh program and its options, e.g. 'ssh -F my_config' (default ssh)");
+  cmd->add_option("--advertise", o.advertise,
+                  "The address of this machine the workers connect to (default: the one that routes to the first host)");
+  CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,
+                                     "Inside a Slurm allocation (salloc/sbatch): start the workers with srun on its tasks");
+  hosts->excludes(slurm);
 }
 
 int run_master_command(const MasterCommandOptions& o) {
@@ -147,6 +161,7 @@ int run_worker_command(const WorkerOptions& o) {
 }
 
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {
+  if (!o.hosts_path.empty() || o.slurm) return run_cluster_render(o, self_exe);
   const int cores = tbb::info::default_concurrency();
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.workers);
   MasterOptions m = o.master;

@@ -14,6 +14,11 @@ struct RenderCommandOptions {
   int workers = 1;
   int threads = 0;  // per worker; 0 = share the machine's cores among the workers
   int prefetch = 1;
+  // Workers on other machines instead of local ones (cli/cluster_render.h).
+  std::string hosts_path;     // --hosts FILE: one ssh host per line
+  std::string ssh_command = "ssh";
+  std::string advertise;      // the address workers connect to; empty = chosen automatically
+  bool slurm = false;         // --slurm: srun over the current allocation
 };
 
 // --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "base/json_text.h"
 #include "costs/cost_map_from_blocks.h"
@@ -27,6 +29,16 @@ void write_cost_map(const MasterOptions& o, const rt::RenderSettings& s, const s
 }
 
 }  // namespace
+
+void check_job_output_paths(const MasterOptions& o) {
+  check_output_path(o.render.output_path);
+  if (!o.tile_map_path.empty()) check_output_path(o.tile_map_path);
+  if (!o.stats_path.empty()) check_output_path(o.stats_path + ".png");  // only the folder matters
+  const std::filesystem::path cost_dir = std::filesystem::path(o.cost_map_path).parent_path();
+  if (!cost_dir.empty() && !std::filesystem::is_directory(cost_dir)) {
+    throw std::invalid_argument("cost map folder '" + cost_dir.string() + "' does not exist");
+  }
+}
 
 void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
                        const FrameStore& store, const JobController& job, double makespan,

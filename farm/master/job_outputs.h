@@ -11,6 +11,10 @@
 
 namespace farm {
 
+// Before any work: throws std::invalid_argument naming an output that cannot be written
+// (format, folder) of the image, tile map, statistics or cost map.
+void check_job_output_paths(const MasterOptions& o);
+
 // `extra_stats` are more top-level members for the statistics, already JSON (json_field).
 // Throws if the cost map cannot be written (the images are written, but not all it was asked).
 void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& settings, const std::vector<int>& frames,

@@ -1,7 +1,6 @@
 #include "master/master.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,10 +19,10 @@
 #include "job/job_settings.h"
 #include "master/frame_store.h"
 #include "master/job_journal.h"
+#include "master/job_outputs.h"
 #include "master/peer_quarantine.h"
 #include "master/progress.h"
 #include "master/router_socket.h"
-#include "master/job_outputs.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "security/socket_security.h"
@@ -96,13 +95,7 @@ class Master {
 
 bool Master::setup() {
   try {
-    check_output_path(m_o.render.output_path);
-    if (!m_o.tile_map_path.empty()) check_output_path(m_o.tile_map_path);
-    if (!m_o.stats_path.empty()) check_output_path(m_o.stats_path + ".png");  // only the folder matters
-    const std::filesystem::path cost_dir = std::filesystem::path(m_o.cost_map_path).parent_path();
-    if (!cost_dir.empty() && !std::filesystem::is_directory(cost_dir)) {
-      throw std::invalid_argument("cost map folder '" + cost_dir.string() + "' does not exist");
-    }
+    check_job_output_paths(m_o);
     m_desc = load_scene_desc(m_o.render);
     m_frames = frames_to_render(m_o.render, m_desc);
     rt::AssetSearch search;
@@ -171,6 +164,8 @@ void Master::bad_input(const std::string& identity, const std::string& what) {
 void Master::forget(WorkerId worker) {
   auto it = m_identity_of.find(worker);
   if (it == m_identity_of.end()) return;
+  auto peer = m_peers.find(it->second);
+  if (peer != m_peers.end() && m_o.on_worker_change) m_o.on_worker_change(peer->second.name, false);
   m_peers.erase(it->second);
   m_identity_of.erase(it);
 }
@@ -225,6 +220,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
     m_identity_of[p.id] = identity;
     m_job->join(p.id, p.name, static_cast<int>(h.threads), now());
     spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
   }
   proto::Welcome w;
   w.job_id = m_job_id;
@@ -406,7 +402,7 @@ RunStatus Master::run() {
   // Keys first: a command line that would expose the master fails before any work is done.
   std::optional<security::CurveServer> curve;
   try {
-    curve = security::server_security(m_o.bind, m_o.key_path, m_o.allow_path, m_o.insecure);
+    curve = m_o.curve ? m_o.curve : security::server_security(m_o.bind, m_o.key_path, m_o.allow_path, m_o.insecure);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return RunStatus::bad_input;

@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "job/job_spec.h"
 #include "job/run_status.h"
 #include "scheduler/scheduler_types.h"
+#include "security/socket_security.h"
 
 namespace farm {
 
@@ -24,6 +26,9 @@ struct MasterOptions {
   std::string key_path;
   std::string allow_path;
   bool insecure = false;  // plaintext on a non-loopback endpoint, on purpose
+  // Keys made for this job by the launcher (`farm render --hosts/--slurm`); used instead of
+  // key_path/allow_path when set.
+  std::optional<security::CurveServer> curve;
   std::string stats_path;
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds
@@ -38,6 +43,8 @@ struct MasterOptions {
   bool fresh = false;         // discard the journal of an unfinished job instead of refusing
   bool keep_journal = false;  // keep it after success (audits with `farm journal`)
   double journal_sync = 0.2;  // seconds between fdatasyncs (every record is written at once)
+  // Called when a worker of this name joins (true) or leaves, dies or is cut off (false).
+  std::function<void(const std::string& name, bool joined)> on_worker_change;
   // Called once the socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string&)> on_bound;
   // Polled by the loop; setting it aborts the job (RunStatus::failure).

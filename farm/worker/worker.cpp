@@ -6,6 +6,7 @@
 #include <tbb/info.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <algorithm>
 #include <deque>
@@ -23,6 +24,7 @@
 #include "protocol/protocol.h"
 #include "scene/scene.h"
 #include "security/handshake_watch.h"
+#include "security/launch_secrets.h"
 #include "security/socket_security.h"
 #include "worker/render_pool.h"
 
@@ -331,11 +333,22 @@ RunStatus Worker::run() {
     if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
     const double interval = m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : k_default_heartbeat_interval;
     const double liveness = m_job.liveness ? m_job.liveness : k_default_liveness;
-    zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}, {nullptr, m_event_fd, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0},
+                               {nullptr, m_event_fd, ZMQ_POLLIN, 0},
+                               {nullptr, STDIN_FILENO, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 2, std::chrono::milliseconds(100));
+      zmq::poll(items, m_o.launched ? 3 : 2, std::chrono::milliseconds(100));
     } catch (const zmq::error_t&) {
       continue;
+    }
+    if (m_o.launched && (items[2].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+      char buf[256];
+      const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        // No orphans: the master, its ssh channel or the Slurm step is gone.
+        spdlog::error("the launcher's channel closed (the master is gone): stopping");
+        return RunStatus::failure;
+      }
     }
     if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("cannot join {}: {}", m_o.connect, why);
     if (items[1].revents & ZMQ_POLLIN) {
@@ -390,7 +403,10 @@ RunStatus Worker::run() {
 RunStatus run_worker(const WorkerOptions& options) {
   std::optional<security::CurveClient> curve;
   try {
-    curve = security::client_security(options.connect, options.key_path, options.master_key_path, options.insecure);
+    if (options.launched)
+      curve = security::read_launch_secrets(STDIN_FILENO);
+    else
+      curve = security::client_security(options.connect, options.key_path, options.master_key_path, options.insecure);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return RunStatus::bad_input;

@@ -18,6 +18,9 @@ struct WorkerOptions {
   std::string key_path;
   std::string master_key_path;
   bool insecure = false;
+  // Started by `farm render --hosts/--slurm`: the keys come on standard input
+  // (security/launch_secrets.h), which then stays open as a lifeline: its end stops the worker.
+  bool launched = false;
   int threads = 0;               // 0 = all cores
   int prefetch = 1;              // blocks requested beyond one per thread
   bool once = false;             // exit after one job instead of waiting for the next

@@ -1,0 +1,88 @@
+#include "cli/cluster_render.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "cli/exit_codes.h"
+#include "launch/advertise.h"
+#include "launch/worker_launcher.h"
+#include "security/curve_keys.h"
+
+namespace farm {
+
+namespace {
+
+// The port of a bound endpoint "tcp://0.0.0.0:PORT".
+std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
+
+}  // namespace
+
+int run_cluster_render(const RenderCommandOptions& o, const std::string& self_exe) {
+  std::vector<HostSpec> hosts;
+  if (o.slurm) {
+    if (!std::getenv("SLURM_JOB_ID")) {
+      spdlog::error("--slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set): run it under salloc or sbatch");
+      return k_exit_bad_input;
+    }
+  } else {
+    try {
+      hosts = read_host_file(o.hosts_path);
+    } catch (const HostFileError& e) {
+      spdlog::error("{}", e.what());
+      return k_exit_bad_input;
+    }
+  }
+  // Keys for this job only: the master's pair, and one pair per host (one for all Slurm tasks).
+  const security::CurveKeyPair master_keys = security::generate_key_pair();
+  std::vector<security::CurveKeyPair> worker_keys(o.slurm ? 1 : hosts.size());
+  for (auto& k : worker_keys) k = security::generate_key_pair();
+
+  MasterOptions m = o.master;
+  m.bind = "tcp://*:*";
+  m.curve = security::CurveServer{master_keys.secret_key, {}};
+  for (const auto& k : worker_keys) m.curve->allowed.insert(k.public_key);
+  m.stop = install_stop_flag();
+
+  std::mutex mutex;  // the master calls back from its own thread of control only; kept for clarity
+  WorkerLauncher launcher;
+  std::string advertised;
+  m.on_bound = [&](const std::string& endpoint) {
+    std::vector<std::string> names;
+    for (const HostSpec& h : hosts) names.push_back(h.host);
+    AdvertisedAddress a{o.advertise, "--advertise"};
+    if (a.address.empty()) a = pick_advertised_address(names);
+    advertised = "tcp://" + a.address + ":" + port_of(endpoint);
+    spdlog::info("workers connect to {} ({})", advertised, a.reason);
+    LaunchTarget target{advertised, master_keys.public_key, self_exe};
+    std::lock_guard<std::mutex> lock(mutex);
+    if (o.slurm)
+      launcher.start_slurm(target, worker_keys.front());
+    else
+      launcher.start_ssh(hosts, o.ssh_command, target, worker_keys);
+  };
+  m.on_worker_change = [&](const std::string& name, bool joined) {
+    std::lock_guard<std::mutex> lock(mutex);
+    launcher.worker_changed(name, joined);
+    spdlog::info("{}", launcher.progress());
+  };
+  m.should_abort = [&]() -> std::string {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (launcher.check()) return {};
+    return "no host is running a worker any more" +
+           (launcher.failures().empty() ? std::string() : std::string(":\n") + launcher.failures());
+  };
+  RunStatus status = RunStatus::failure;
+  try {
+    status = run_master(m);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+  }
+  // Workers stop after JobDone by themselves; closing the lifelines makes sure of it.
+  launcher.stop_all();
+  spdlog::info("{}", launcher.progress());
+  return exit_code(status);
+}
+
+}  // namespace farm

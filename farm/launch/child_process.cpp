@@ -1,0 +1,125 @@
+#include "launch/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <stdexcept>
+
+namespace farm {
+
+namespace {
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label)
+    : m_label(std::move(label)) {
+  int in[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for " + m_label);
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    throw std::runtime_error("cannot create a pipe for " + m_label);
+  }
+  // Built before fork(): the child of a multithreaded process should not allocate.
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  m_pid = ::fork();
+  if (m_pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphans, even when the master is SIGKILLed
+    if (::getppid() != parent) ::_exit(1);
+    ::dup2(in[0], STDIN_FILENO);
+    ::dup2(err[1], STDOUT_FILENO);  // the worker logs to either: both get the host's label
+    ::dup2(err[1], STDERR_FILENO);
+    ::execvp(cargs[0], cargs.data());
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(err[1]);
+  if (m_pid < 0) {
+    ::close(in[1]);
+    ::close(err[0]);
+    throw std::runtime_error("cannot start '" + argv.front() + "' for " + m_label);
+  }
+  m_stdin = in[1];
+  // A child that died before reading its keys must not kill us with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  size_t written = 0;
+  while (written < stdin_text.size()) {
+    const ssize_t n = ::write(m_stdin, stdin_text.data() + written, stdin_text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // it is gone; poll() will say how
+    written += static_cast<size_t>(n);
+  }
+  m_reader = std::thread([this, fd = err[0]] { read_stderr(fd); });
+}
+
+ChildProcess::~ChildProcess() { stop(0.5); }
+
+void ChildProcess::read_stderr(int fd) {
+  std::string pending;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      if (line.empty()) continue;
+      std::fprintf(stderr, "[%s] %s\n", m_label.c_str(), line.c_str());
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_tail.push_back(std::move(line));
+      if (m_tail.size() > 20) m_tail.pop_front();
+    }
+  }
+  if (!pending.empty()) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_tail.push_back(pending);
+  }
+  ::close(fd);
+}
+
+std::optional<int> ChildProcess::poll() {
+  if (m_exit || m_pid <= 0) return m_exit;
+  int status = 0;
+  if (::waitpid(m_pid, &status, WNOHANG) == m_pid) m_exit = exit_code_of(status);
+  return m_exit;
+}
+
+void ChildProcess::stop(double grace_seconds) {
+  if (m_stdin >= 0) {
+    ::close(m_stdin);  // the lifeline: a worker that still runs stops by itself
+    m_stdin = -1;
+  }
+  if (m_pid > 0 && !poll()) {
+    ::kill(m_pid, SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
+    while (!poll() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!poll()) {
+      ::kill(m_pid, SIGKILL);
+      int status = 0;
+      if (::waitpid(m_pid, &status, 0) == m_pid) m_exit = exit_code_of(status);
+    }
+  }
+  if (m_reader.joinable()) m_reader.join();
+}
+
+std::vector<std::string> ChildProcess::stderr_tail() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return {m_tail.begin(), m_tail.end()};
+}
+
+}  // namespace farm

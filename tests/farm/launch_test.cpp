@@ -1,0 +1,229 @@
+// Launching workers on other machines (farm/launch/): host files, keys on standard input, the
+// lifeline, and `farm render --hosts` end to end through an ssh stand-in that runs the remote
+// command here (the same program path, arguments and standard input as real ssh; the tests
+// against a real sshd in network namespaces are in ssh_cluster_test.cpp).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "farm_fixture.h"
+#include "launch/host_file.h"
+#include "security/curve_keys.h"
+#include "security/launch_secrets.h"
+
+using namespace farm_fixture;
+
+namespace {
+
+// Processes whose command line contains `marker` (every launched worker of a test has the
+// test's own cache folder on its command line).
+int processes_with(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(::getpid())) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (char& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// Waits up to `seconds` for no such process to be left.
+bool none_left(const std::string& marker, double seconds = 5) {
+  for (double t = 0; t < seconds; t += 0.05) {
+    if (processes_with(marker) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// ssh stand-in: drops the options and the destination, runs the remote command with sh.
+std::string write_fake_ssh(const Fixture& f) {
+  const std::string path = f.path("fake_ssh.sh");
+  std::ofstream(path) << "#!/bin/sh\nfor a; do last=\"$a\"; done\nexec sh -c \"$last\"\n";
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+std::vector<std::string> render_args(const Fixture& f, const std::string& out, const std::string& hosts) {
+  return {k_farm, "render", f.scene, "-o", out, "--hosts", hosts, "--ssh-command", write_fake_ssh(f),
+          "--advertise", "127.0.0.1", "--no-journal"};
+}
+
+}  // namespace
+
+TEST_CASE("host file: hosts with options and comments; errors name the file and line") {
+  auto hosts = farm::parse_host_file(
+      "# lab machines\n"
+      "alice@node1:2222 threads=8 farm=/opt/farm/bin/farm cache=/scratch/farm  # the fast one\n"
+      "\n"
+      "node2\n",
+      "hosts.txt");
+  REQUIRE(hosts.size() == 2);
+  CHECK(hosts[0].user == "alice");
+  CHECK(hosts[0].host == "node1");
+  CHECK(hosts[0].port == 2222);
+  CHECK(hosts[0].threads == 8);
+  CHECK(hosts[0].farm_path == "/opt/farm/bin/farm");
+  CHECK(hosts[0].cache_dir == "/scratch/farm");
+  CHECK(hosts[0].label() == "alice@node1:2222");
+  CHECK(hosts[1].host == "node2");
+  CHECK_FALSE(hosts[1].port.has_value());
+  CHECK(hosts[1].line == 4);
+  auto error_of = [](const std::string& text) {
+    try {
+      farm::parse_host_file(text, "h.txt");
+    } catch (const farm::HostFileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error_of("node1\nnode2 threads=0\n").find("h.txt:2: threads must be 1-4096") == 0);
+  CHECK(error_of("node1:99999\n").find("h.txt:1: bad port") == 0);
+  CHECK(error_of("node1 speed=3\n").find("h.txt:1: unknown key 'speed'") == 0);
+  CHECK(error_of("node;rm -rf /\n").find("h.txt:1: bad host name") == 0);
+  CHECK(error_of("node1 farm=$(evil)\n").find("a remote shell would interpret") != std::string::npos);
+  CHECK(error_of("# nothing\n\n").find("no hosts") != std::string::npos);
+}
+
+TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched; bad input named") {
+  using namespace farm::security;
+  CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const std::string text = format_launch_secrets({worker.public_key, worker.secret_key, master.public_key}) + "more";
+  REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  CurveClient got = read_launch_secrets(p[0]);
+  CHECK(got.public_key == worker.public_key);
+  CHECK(got.secret_key == worker.secret_key);
+  CHECK(got.server_key == master.public_key);
+  char rest[8] = {};
+  CHECK(::read(p[0], rest, 4) == 4);  // what follows "end" is still there
+  CHECK(std::string(rest) == "more");
+  ::close(p[0]);
+  ::close(p[1]);
+
+  auto error_of = [](const std::string& input) {
+    int q[2];
+    REQUIRE(::pipe(q) == 0);
+    REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    ::close(q[1]);
+    std::string what = "(no error)";
+    try {
+      read_launch_secrets(q[0]);
+    } catch (const KeyFileError& e) {
+      what = e.what();
+    }
+    ::close(q[0]);
+    return what;
+  };
+  CHECK(error_of("").find("ended at line 1") != std::string::npos);
+  CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
+  CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
+}
+
+TEST_CASE("farm render --hosts: byte-identical to single, a failing host is reported and the others go on, nothing left running") {
+  Fixture f("launch_hosts", 2);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "alpha threads=1 cache=" << f.cache() << "\n"
+                       << "beta threads=1 cache=" << f.cache() << "\n"
+                       << "gamma threads=1 farm=/nonexistent/farm cache=" << f.cache() << "\n";
+  const std::string out = f.path("farm.png");
+  const std::string log = f.path("render.log");
+  CHECK(test_process::run(render_args(f, out, hosts), log, 120) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("workers connect to tcp://127.0.0.1:") != std::string::npos);
+  CHECK(text.find("error: host gamma: the farm binary was not found there") != std::string::npos);
+  CHECK(text.find("[alpha] ") != std::string::npos);  // each host's output carries its label
+  CHECK(text.find("hosts: 3 started") != std::string::npos);
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE("farm render --hosts: no host can run a worker -> exit 1 with every host's reason; a farm of another protocol is refused") {
+  Fixture f("launch_none", 2);
+  // An "old farm" on the host: the same binary speaking protocol 1.
+  const std::string old_farm = f.path("old_farm.sh");
+  std::ofstream(old_farm) << "#!/bin/sh\nexec " << k_farm << " \"$@\" --protocol-version 1\n";
+  fs::permissions(old_farm, fs::perms::owner_all);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "alpha farm=/nonexistent/farm cache=" << f.cache() << "\n"
+                       << "beta farm=" << old_farm << " cache=" << f.cache() << "\n";
+  const std::string log = f.path("render.log");
+  CHECK(test_process::run(render_args(f, f.path("farm.png"), hosts), log, 120) == 1);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("no host is running a worker any more") != std::string::npos);
+  CHECK(text.find("alpha: the farm binary was not found there") != std::string::npos);
+  CHECK(text.find("beta: refused (another farm version, or bad keys)") != std::string::npos);
+  CHECK(text.find("protocol 1 (this master speaks 2)") != std::string::npos);
+  CHECK_FALSE(fs::exists(f.path("farm.png")));
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE("farm render --hosts: the master killed with SIGKILL mid-render leaves no worker behind") {
+  Fixture f("launch_kill", 2);
+  // Workers whose render thread hangs after one block: the job is surely unfinished when the master dies.
+  const std::string stuck_farm = f.path("stuck_farm.sh");
+  std::ofstream(stuck_farm) << "#!/bin/sh\nexec " << k_farm << " \"$@\" --hang-after 1\n";
+  fs::permissions(stuck_farm, fs::perms::owner_all);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "alpha threads=1 farm=" << stuck_farm << " cache=" << f.cache() << "\nbeta threads=1 farm="
+                       << stuck_farm << " cache=" << f.cache() << "\n";
+  test_process::Child master(render_args(f, f.path("farm.png"), hosts), f.path("render.log"));
+  REQUIRE(master.wait_for_log("hosts: 2 started, 2 joined", 30));
+  CHECK(processes_with(f.cache()) == 2);
+  master.kill(SIGKILL);
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE("farm worker --launched: the end of standard input (the lifeline) stops it") {
+  Fixture f("launch_lifeline", 2);
+  using namespace farm::security;
+  CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(p[0], STDIN_FILENO);
+    ::close(p[1]);
+    const int log = ::open(f.path("worker.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+    const std::string cache = f.cache();
+    ::execl(k_farm.c_str(), k_farm.c_str(), "worker", "--launched", "--connect", "tcp://127.0.0.1:9", "--cache",
+            cache.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(p[0]);
+  const std::string text = format_launch_secrets({worker.public_key, worker.secret_key, master.public_key});
+  REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int status = 0;
+  CHECK(::waitpid(pid, &status, WNOHANG) == 0);  // still running: nothing ended the lifeline
+  ::close(p[1]);
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    ended = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(ended);
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  std::ifstream in(f.path("worker.log"));
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(log.find("the launcher's channel closed") != std::string::npos);
+}
