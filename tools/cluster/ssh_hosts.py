@@ -117,19 +117,38 @@ def netns_pids(ns):
     return [int(p) for p in run(["ip", "netns", "pids", ns], check=False).split()]
 
 
+def parent_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def kill_netns_processes(ns, sig=signal.SIGTERM, grace=2.0):
     """Signals every process in the namespace until none is left (sessions may fork meanwhile).
 
-    Starts with `sig`; whatever survives `grace` seconds gets SIGKILL.
+    Starts with `sig`; whatever survives `grace` seconds gets SIGKILL. Processes whose parent
+    is in the namespace go first, and their parents get half a second to exit by themselves:
+    then each host's `unshare` reaps its sshd, instead of dying first and leaving an sshd
+    zombie for init to collect.
     """
-    deadline = time.monotonic() + grace
+    start = time.monotonic()
+    deadline = start + grace
+    inner_gone = None
     while True:
         pids = netns_pids(ns)
         if not pids:
             return
+        inner = [p for p in pids if parent_pid(p) in pids]
         now = time.monotonic()
+        if inner:
+            targets = inner
+        else:
+            inner_gone = inner_gone or now
+            targets = pids if now - inner_gone > 0.5 or now == start else []
         use = signal.SIGKILL if now > deadline else sig
-        for pid in pids:
+        for pid in targets:
             try:
                 os.kill(pid, use)
             except ProcessLookupError:
@@ -149,7 +168,8 @@ def is_our_sshd(pid, config):
 
 
 def kill_our_sshd(host):
-    """sshd normally dies with its namespace's processes; this covers one that was moved out."""
+    """The host's unshare+sshd normally die with its namespace's processes; this is a fallback
+    for one that was moved out of it. Never first: killing unshare orphans its sshd."""
     pid = host.get("pid")
     if pid and is_our_sshd(pid, host["sshd_config"]):
         try:
@@ -398,7 +418,7 @@ def cmd_check(_args):
 
 
 def check_reason():
-    """Why this machine cannot run the harness, or None. Tries a namespace and a veth."""
+    """Why this machine cannot run the harness, or None. Tries a namespace, a veth, unshare."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, veth, sshd as root)"
     for tool in ("ip", "ssh", "ssh-keygen", "unshare", "hostname"):
@@ -410,7 +430,9 @@ def check_reason():
     try:
         run(["ip", "netns", "add", ns])
         run(["ip", "link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", ns])
-        run(["ip", "netns", "exec", ns, "true"])
+        # The namespaces each sshd runs under (see start_sshd).
+        run(["ip", "netns", "exec", ns, "unshare", "--uts", "--pid", "--fork", "--kill-child",
+             "--mount-proc", "true"])
     except HarnessError as e:
         return f"network namespaces unusable: {e}"
     finally:
@@ -522,8 +544,6 @@ def our_links(state):
 def tear_down(state):
     """Kills processes, then deletes namespaces, veths and the bridge. Missing things are fine."""
     errors = []
-    for host in state["hosts"]:
-        kill_our_sshd(host)
     for ns in our_netns(state):
         try:
             kill_netns_processes(ns)
@@ -531,6 +551,8 @@ def tear_down(state):
                 run(["ip", "netns", "del", ns])
         except HarnessError as e:
             errors.append(str(e))
+    for host in state["hosts"]:
+        kill_our_sshd(host)
     for link in our_links(state):
         if link_exists(link):  # a veth vanishes with its peer's namespace
             try:
