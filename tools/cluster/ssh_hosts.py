@@ -9,7 +9,7 @@ on the host's own address; it also has its own hostname (hostN) and PID namespac
 shared. The bridge holds the first address of the subnet: that is where the hosts reach
 the farm master in the root namespace.
 
-  ssh_hosts.py check                                  exit 0 if usable, else 77 and why
+  ssh_hosts.py check [--install]                      exit 0 if usable, else 77 and why
   ssh_hosts.py up --dir DIR --hosts 3 [--prefix host] make hosts, print a JSON summary
   ssh -F DIR/ssh_config host1 hostname                reach one
   ssh_hosts.py kill-host --dir DIR --host host2       link down + kill all in it (a crash)
@@ -158,8 +158,8 @@ def kill_netns_processes(ns, sig=signal.SIGTERM, grace=2.0):
         time.sleep(0.05)
 
 
-def is_our_sshd(pid, config):
-    """Guards against pid reuse: only a process started with our config file is ours."""
+def is_ours(pid, config):
+    """Guards against pid reuse: only a process whose arguments name our config file is ours."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return config.encode() in f.read().split(b"\0")
@@ -167,11 +167,14 @@ def is_our_sshd(pid, config):
         return False
 
 
-def kill_our_sshd(host):
-    """The host's unshare+sshd normally die with its namespace's processes; this is a fallback
-    for one that was moved out of it. Never first: killing unshare orphans its sshd."""
+def kill_recorded_pid(host):
+    """Kills the host's recorded pid (its `unshare`, sshd's parent) if it is still ours.
+
+    It normally dies with its namespace's processes; this is a fallback for one moved out of
+    the namespace. Never call it first: killing unshare orphans its sshd (a zombie for init).
+    """
     pid = host.get("pid")
-    if pid and is_our_sshd(pid, host["sshd_config"]):
+    if pid and is_ours(pid, host["sshd_config"]):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -189,15 +192,15 @@ def used_networks():
         if m:
             nets.append(ipaddress.ip_interface(m.group(1)).network)
     for line in run(["ip", "-4", "route", "show", "table", "all"]).splitlines():
-        dest = line.split()[0] if line.split() else ""
-        if dest in ("default", "broadcast", "local", "unreachable", "multicast"):
-            dest = line.split()[1] if len(line.split()) > 1 else ""
+        # "10.1.0.0/16 via ..." or "local 10.1.2.3 dev ..." (type first); "default" is skipped.
+        words = line.split()
+        if words and words[0] in ("broadcast", "local", "unreachable", "blackhole", "prohibit"):
+            words = words[1:]
         try:
-            net = ipaddress.ip_network(dest, strict=False)
-        except ValueError:
+            net = ipaddress.ip_network(words[0], strict=False)
+        except (IndexError, ValueError):
             continue
-        if net.prefixlen > 0:  # a default route does not claim the whole space
-            nets.append(net)
+        nets.append(net)
     return nets
 
 
@@ -408,7 +411,33 @@ def tail(path, lines=10):
 # ---------------------------------------------------------------- commands
 
 
-def cmd_check(_args):
+# Debian packages the harness runs: sshd; ip; unshare and mount; hostname; ssh and ssh-keygen.
+PACKAGES = ["openssh-server", "iproute2", "util-linux", "mount", "hostname", "openssh-client"]
+
+
+def install_packages():
+    """apt-get installs whichever of PACKAGES is missing (root only; Debian's archive only).
+
+    On a machine running systemd, openssh-server's install also starts the system's own sshd
+    on port 22; in containers with a policy-rc.d (like CI here) it does not.
+    """
+    missing = [p for p in PACKAGES
+               if "install ok installed" not in run(["dpkg-query", "-W", "-f=${Status}", p],
+                                                    check=False)]
+    if not missing or os.geteuid() != 0:
+        return
+    log(f"installing {' '.join(missing)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-qq"],
+                ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]):
+        if subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL).returncode != 0:
+            raise HarnessError(f"`{shlex.join(cmd)}` failed")
+
+
+def cmd_check(args):
+    if args.install:
+        install_packages()
     reason = check_reason()
     if reason:
         print(f"ssh_hosts: cannot run here: {reason}")
@@ -471,7 +500,8 @@ def cmd_up(args):
         "id": run_id, "dir": d, "subnet": state["subnet"],
         "master_address": state["master_address"], "bridge": state["bridge"],
         "ssh_config": os.path.join(d, "ssh_config"), "hosts_file": os.path.join(d, "hosts.txt"),
-        "hosts": [{k: h[k] for k in ("name", "ip", "port", "netns", "pid")} for h in state["hosts"]],
+        "hosts": [{k: h[k] for k in ("name", "ip", "port", "netns", "pid")}
+                  for h in state["hosts"]],
         "seconds": round(time.monotonic() - started, 2),
     }
     print(json.dumps(summary, indent=2))
@@ -498,7 +528,8 @@ def bring_up(d, state, args):
         host = {
             "name": name, "ip": str(subnet.network_address + 1 + n),
             "netns": f"{state['netns_prefix']}{name}", "root_link": f"{state['link_prefix']}h{n}",
-            "sshd_config": os.path.join(hd, "sshd_config"), "host_key": os.path.join(hd, "ssh_host_ed25519_key"),
+            "sshd_config": os.path.join(hd, "sshd_config"),
+            "host_key": os.path.join(hd, "ssh_host_ed25519_key"),
             "pid_file": os.path.join(hd, "sshd.pid"), "log": os.path.join(hd, "sshd.log"),
         }
         state["hosts"].append(host)
@@ -552,7 +583,7 @@ def tear_down(state):
         except HarnessError as e:
             errors.append(str(e))
     for host in state["hosts"]:
-        kill_our_sshd(host)
+        kill_recorded_pid(host)
     for link in our_links(state):
         if link_exists(link):  # a veth vanishes with its peer's namespace
             try:
@@ -591,23 +622,27 @@ def cmd_kill_host(args):
     if link_exists(host["root_link"]):
         run(["ip", "link", "set", host["root_link"], "down"])
     kill_netns_processes(host["netns"], sig=signal.SIGKILL)
-    kill_our_sshd(host)
+    kill_recorded_pid(host)
     log(f"kill-host: {args.host} is down ({host['ip']})")
     return 0
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="exit 0 if this machine can run the harness, else 77")
+    check = sub.add_parser("check", help="exit 0 if this machine can run the harness, else 77")
+    check.add_argument("--install", action="store_true",
+                       help="first apt-get install the missing Debian packages (root)")
     up = sub.add_parser("up", help="create N hosts; print a JSON summary")
     up.add_argument("--dir", required=True, help="directory for all state (created if missing)")
     up.add_argument("--hosts", type=int, required=True, help="number of hosts")
-    up.add_argument("--prefix", default="host", help="host names are PREFIX1..PREFIXN (default host)")
+    up.add_argument("--prefix", default="host",
+                    help="host names are PREFIX1..PREFIXN (default host)")
     down = sub.add_parser("down", help="remove everything `up` made in DIR (idempotent)")
     down.add_argument("--dir", required=True)
-    kill = sub.add_parser("kill-host", help="simulate a host dying: link down, all its processes killed")
+    kill = sub.add_parser("kill-host",
+                          help="simulate a host dying: link down, all its processes killed")
     kill.add_argument("--dir", required=True)
     kill.add_argument("--host", required=True, help="host name, e.g. host2")
     args = p.parse_args()
