@@ -48,6 +48,12 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
       ->default_str(policy_name(o.policy));
 }
 
+// How fast a silent worker is declared dead (interval x liveness).
+void add_liveness_options(CLI::App& cmd, SchedulerConfig& o) {
+  cmd.add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
+  cmd.add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+}
+
 // The journal of accepted blocks (master/journal.h) and resuming from it.
 void add_journal_options(CLI::App& cmd, MasterOptions& o) {
   cmd.add_option("--journal", o.journal_path, "Where accepted blocks are made durable (default: OUTPUT.journal)");
@@ -80,8 +86,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (for replay: same events, same decisions)");
   cmd->add_option("--auto", mo.auto_cluster,
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
-  cmd->add_option("--heartbeat", o.scheduling.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
-  cmd->add_option("--liveness", o.scheduling.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  add_liveness_options(*cmd, o.scheduling);
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("--compress,!--no-compress", o.compress,
@@ -117,6 +122,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("render", "Render on this machine with a local master and local workers");
   add_render_options(*cmd, o.master.render);
   add_scheduling_options(*cmd, o.master.scheduling);
+  add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
   cmd->add_option("--workers", o.workers, "Local worker processes")->check(CLI::Range(1, 256));
   cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(CLI::Range(0, 4096));
