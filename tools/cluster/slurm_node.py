@@ -222,23 +222,46 @@ def alive(pid, name):
     return name in cmdline(pid) or name in stat
 
 
+def parent_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+        return int(stat[stat.rfind(")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def own_processes(lay):
-    """pids (other than ours) that belong to the cluster in lay.dir."""
+    """pids (other than ours) that belong to the cluster in lay.dir: the
+    daemons, their slurmstepd, and every descendant of those (job tasks
+    carry the client's environment, not the marker)."""
     found = []
     marker = ("%s=%s" % (MARKER, lay.dir)).encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        pid = int(entry)
+    pids = [int(e) for e in os.listdir("/proc")
+            if e.isdigit() and int(e) != os.getpid()]
+    for pid in pids:
         try:
             with open("/proc/%d/environ" % pid, "rb") as f:
                 env = f.read().split(b"\0")
         except OSError:
             env = []
-        cl = cmdline(pid)
-        if marker in env or (lay.dir + "/") in cl:
+        # A daemon of ours started by hand names DIR in its arguments;
+        # other programs that merely mention DIR (a `tail -f` of a log, a
+        # client) are not ours to kill.
+        argv0 = os.path.basename(cmdline(pid).split(" ", 1)[0])
+        ours = argv0 in ("munged", "slurmctld", "slurmd") and (
+            (lay.dir + "/") in cmdline(pid))
+        if marker in env or ours:
             if alive(pid, ""):
                 found.append(pid)
+    parents = {pid: parent_of(pid) for pid in pids}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in found and pid not in found and alive(pid, ""):
+                found.append(pid)
+                grew = True
     return found
 
 
