@@ -6,8 +6,9 @@ Uses Debian 12's packages (slurmctld, slurmd, slurm-client, munge; Slurm
 with every file they write (key, socket, config, state, spool, logs, pid
 files) inside one directory. Tests (C++ via a subprocess) and humans use it:
 
-  slurm_node.py check              exit 0 if this machine can run it, else
-                                   print why and exit 77 (tests skip)
+  slurm_node.py check [--install]  exit 0 if this machine can run it, else
+                                   print why and exit 77 (tests skip);
+                                   --install: apt-get what is missing first
   slurm_node.py install            apt-get the Debian packages it needs
   slurm_node.py up   --dir DIR     start munged, slurmctld, slurmd; wait
                                    until the node is idle; print JSON
@@ -125,7 +126,12 @@ def problems():
     return why
 
 
-def cmd_check(_args):
+def cmd_check(args):
+    if args.install and problems():
+        try:
+            cmd_install(args)
+        except (OSError, subprocess.CalledProcessError) as e:
+            log("install failed: %s" % e)
     why = problems()
     if why:
         print("SKIP: cannot run a single-node Slurm cluster: "
@@ -431,7 +437,12 @@ def start(lay, argv, name, pidfile, logfile):
         name, r.returncode, r.stdout.strip(), logfile, tail(logfile)))
 
 
+def _raise_interrupt(signum, _frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
 def cmd_up(args):
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     why = problems()
     if why:
         print("SKIP: cannot run a single-node Slurm cluster: "
@@ -452,8 +463,11 @@ def cmd_up(args):
             cmd_down(args)
     try:
         return up(lay, args.timeout)
-    except Exception as e:  # leave nothing half-started behind
-        log("up failed: %s" % e)
+    except (Exception, KeyboardInterrupt) as e:
+        # Leave nothing half-started behind.
+        log("up failed: %s" % (e or type(e).__name__))
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         cmd_down(args)
         return 1
 
@@ -576,7 +590,9 @@ def main(argv=None):
                     "slurmd) with all its state in one directory.")
     sub = p.add_subparsers(dest="cmd")
     sub.required = True
-    sub.add_parser("check", help="exit 0 if it can run here, else 77")
+    sp = sub.add_parser("check", help="exit 0 if it can run here, else 77")
+    sp.add_argument("--install", action="store_true",
+                    help="apt-get the missing Debian packages first")
     sub.add_parser("install", help="apt-get install the Debian packages")
     for name, helptext in (("up", "start the cluster, print JSON"),
                            ("down", "cancel jobs, stop every daemon"),
