@@ -33,6 +33,14 @@ reap() {
     kill -KILL "$1" 2>/dev/null
     wait "$1" 2>/dev/null
 }
+# wait_idle SECONDS: until the queue is empty.
+wait_idle() {
+    local t0=$SECONDS
+    while [ -n "$(squeue -h 2>/dev/null)" ]; do
+        [ $((SECONDS - t0)) -ge "$1" ] && return 1
+        sleep 0.5
+    done
+}
 wait_count() {  # wait_count N WANT SECONDS
     local t0=$SECONDS
     until [ "$(count "$1")" -ge "$2" ]; do
@@ -72,15 +80,22 @@ if wait_count $M 2 30; then
         || bad "srun SIGKILL: tasks still running"
 else bad "srun SIGKILL: tasks did not start"; fi
 reap $SRUN
+wait_idle 30 || bad "jobs still queued: $(squeue -h)"
 
-# srun and its helper both killed: only slurmctld's InactiveLimit ends it.
+# srun and its helper both killed (helper first: killed together, the
+# helper sometimes still gets its kill-step request out, racing the
+# SIGKILL): only slurmctld's InactiveLimit ends the job.
 M2=$((M + 1))
-setsid srun -n 2 sleep $M2 > /dev/null 2>&1 &
+srun -n 2 sleep $M2 > /dev/null 2>&1 &
+SRUN=$!
 if wait_count $M2 2 30; then
-    kill -KILL $(pgrep -f "^srun -n 2 sleep $M2\$")
+    kill -KILL $(pgrep -P $SRUN -f "^srun -n 2 sleep $M2\$")
+    kill -KILL $SRUN
     t=$(wait_gone $M2 90) && ok "srun+helper SIGKILL: tasks gone after ${t}s (InactiveLimit)" \
         || bad "srun+helper SIGKILL: tasks still running"
 else bad "srun+helper SIGKILL: tasks did not start"; fi
+reap $SRUN
+wait_idle 90 || bad "jobs still queued: $(squeue -h)"
 
 # scancel of an salloc job: the step's tasks die at once; salloc's own
 # command (it runs outside the job) only with salloc --kill-command (-K).
