@@ -19,6 +19,8 @@ packages=(
   python3 python3-matplotlib        # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)
+  openssh-server openssh-client iproute2  # ssh cluster tests: real sshd hosts (tools/cluster/ssh_hosts.py)
+  slurmctld slurmd slurm-client munge     # Slurm tests: a single-node cluster (tools/cluster/slurm_node.py)
 )
 
 missing=()
