@@ -103,11 +103,17 @@ void ChildProcess::stop(double grace_seconds) {
     ::close(m_stdin);  // the lifeline: a worker that still runs stops by itself
     m_stdin = -1;
   }
-  if (m_pid > 0 && !poll()) {
-    ::kill(m_pid, SIGTERM);
+  // Time to end by itself (a worker after JobDone, or on its lifeline's end), then SIGTERM,
+  // then SIGKILL.
+  auto wait_for_exit = [&] {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
     while (!poll() && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  if (m_pid > 0 && !poll()) {
+    wait_for_exit();
+    if (!poll()) ::kill(m_pid, SIGTERM);
+    wait_for_exit();
     if (!poll()) {
       ::kill(m_pid, SIGKILL);
       int status = 0;

@@ -27,7 +27,8 @@ class ChildProcess {
 
   // Reaps without blocking: the exit code (128 + signal if killed) once it has ended.
   std::optional<int> poll();
-  // Closes the lifeline, then SIGTERM, and SIGKILL after `grace_seconds`; waits for it.
+  // Closes the lifeline and waits `grace_seconds` for the end; then SIGTERM, and SIGKILL after
+  // `grace_seconds` more.
   void stop(double grace_seconds = 2.0);
   // The last lines it wrote to standard error.
   std::vector<std::string> stderr_tail() const;

@@ -57,6 +57,7 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::st
     }
     m_launches.push_back(std::move(l));
   }
+  m_workers = static_cast<int>(hosts.size());
   spdlog::info("hosts: started {} worker(s) over {}", m_launches.size(), ssh.front());
 }
 
@@ -74,6 +75,7 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   Launch l;
   l.label = std::string("slurm job ") + (std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "?");
   l.process = std::make_unique<ChildProcess>(argv, security::format_launch_secrets(secrets), l.label);
+  m_workers = tasks ? std::atoi(tasks) : 0;
   spdlog::info("slurm: started {} worker task(s) with srun in {}", tasks ? tasks : "the allocation's", l.label);
   m_launches.push_back(std::move(l));
 }
@@ -122,7 +124,9 @@ std::string WorkerLauncher::progress() const {
   for (const auto& [name, n] : m_joined) joined_now += n > 0;
   int failed = 0;
   for (const Launch& l : m_launches) failed += !l.reason.empty();
-  return "hosts: " + std::to_string(m_launches.size()) + " started, " + std::to_string(joined_now) + " joined, " +
+  const std::string started = m_slurm ? (m_workers > 0 ? std::to_string(m_workers) + " tasks" : std::string("all tasks"))
+                                      : std::to_string(m_workers) + " started";
+  return std::string(m_slurm ? "slurm: " : "hosts: ") + started + ", " + std::to_string(joined_now) + " joined, " +
          std::to_string(m_lost) + " lost" + (failed ? ", " + std::to_string(failed) + " failed" : "");
 }
 
