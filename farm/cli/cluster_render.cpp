@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 #include "cli/exit_codes.h"
 #include "launch/advertise.h"
@@ -34,14 +35,24 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
       return k_exit_bad_input;
     }
   }
-  // Keys for this job only: the master's pair, and one pair per host (one for all Slurm tasks).
-  const security::CurveKeyPair master_keys = security::generate_key_pair();
+  // Keys for this job only: the master's pair (or the user's --key), and one pair per host (one
+  // for all Slurm tasks); --allow adds the keys of workers started by hand.
+  security::CurveKeyPair master_keys;
+  std::set<std::string> also_allowed;
+  try {
+    master_keys = o.master.key_path.empty() ? security::generate_key_pair()
+                                            : security::read_secret_key_file(o.master.key_path);
+    if (!o.master.allow_path.empty()) also_allowed = security::read_allow_list(o.master.allow_path);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
   std::vector<security::CurveKeyPair> worker_keys(o.slurm ? 1 : hosts.size());
   for (auto& k : worker_keys) k = security::generate_key_pair();
 
   MasterOptions m = o.master;
   m.bind = "tcp://*:*";
-  m.curve = security::CurveServer{master_keys.secret_key, {}};
+  m.curve = security::CurveServer{master_keys.secret_key, also_allowed};
   for (const auto& k : worker_keys) m.curve->allowed.insert(k.public_key);
   m.stop = install_stop_flag();
 

@@ -142,6 +142,10 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,
                                      "Inside a Slurm allocation (salloc/sbatch): start the workers with srun on its tasks");
   hosts->excludes(slurm);
+  cmd->add_option("--key", o.master.key_path,
+                  "With --hosts/--slurm: the master's own key pair instead of one made for the job");
+  cmd->add_option("--allow", o.master.allow_path,
+                  "With --hosts/--slurm: more workers' public keys that may join (workers you start by hand)");
 }
 
 int run_master_command(const MasterCommandOptions& o) {
@@ -168,6 +172,10 @@ int run_worker_command(const WorkerOptions& o) {
 
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {
   if (!o.hosts_path.empty() || o.slurm) return run_cluster_render(o, self_exe);
+  if (!o.master.key_path.empty() || !o.master.allow_path.empty()) {
+    spdlog::error("--key and --allow belong to --hosts or --slurm: local workers talk over loopback");
+    return k_exit_bad_input;
+  }
   const int cores = tbb::info::default_concurrency();
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.workers);
   MasterOptions m = o.master;

@@ -227,3 +227,43 @@ TEST_CASE("farm worker --launched: the end of standard input (the lifeline) stop
   const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(log.find("the launcher's channel closed") != std::string::npos);
 }
+
+TEST_CASE("farm render --hosts: Ctrl-C stops the job (exit 1) and every worker") {
+  Fixture f("launch_sigint", 2);
+  const std::string stuck_farm = f.path("stuck_farm.sh");
+  std::ofstream(stuck_farm) << "#!/bin/sh\nexec " << k_farm << " \"$@\" --hang-after 0\n";
+  fs::permissions(stuck_farm, fs::perms::owner_all);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "alpha threads=1 farm=" << stuck_farm << " cache=" << f.cache() << "\n";
+  test_process::Child master(render_args(f, f.path("farm.png"), hosts), f.path("render.log"));
+  REQUIRE(master.wait_for_log("hosts: 1 started, 1 joined", 30));
+  master.kill(SIGINT);
+  CHECK(master.wait(30) == 1);
+  CHECK(master.log().find("interrupted: no image written") != std::string::npos);
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE("farm render --hosts --key --allow: the user's own master key, and a worker started by hand joins too") {
+  Fixture f("launch_own_keys", 8);
+  REQUIRE(test_process::run({k_farm, "keygen", f.path("master")}, f.path("keygen1.log")) == 0);
+  REQUIRE(test_process::run({k_farm, "keygen", f.path("node")}, f.path("keygen2.log")) == 0);
+  // The launched host hangs on its first block: the job needs the hand-started worker to finish.
+  const std::string stuck_farm = f.path("stuck_farm.sh");
+  std::ofstream(stuck_farm) << "#!/bin/sh\nexec " << k_farm << " \"$@\" --hang-after 0\n";
+  fs::permissions(stuck_farm, fs::perms::owner_all);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "alpha threads=1 farm=" << stuck_farm << " cache=" << f.cache() << "\n";
+  std::vector<std::string> args = render_args(f, f.path("farm.png"), hosts);
+  args.insert(args.end(), {"--key", f.path("master.key"), "--allow", f.path("node.pub")});
+  test_process::Child master(args, f.path("render.log"));
+  REQUIRE(master.wait_for_log("workers connect to", 30));
+  std::smatch m;
+  const std::string log = master.log();
+  REQUIRE(std::regex_search(log, m, std::regex("workers connect to (tcp://127\\.0\\.0\\.1:[0-9]+)")));
+  auto by_hand = start_worker(f, m[1], "by-hand", {"--key", f.path("node.key"), "--master-key", f.path("master.pub")});
+  CHECK(master.wait(120) == 0);
+  CHECK(test_process::same_file(f.path("farm.png"), f.reference));
+  CHECK(master.log().find("'by-hand' joined") != std::string::npos);
+  CHECK(by_hand->wait(30) == 0);
+  CHECK(none_left(f.cache()));
+}
