@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -14,6 +15,25 @@
 namespace farm {
 
 namespace {
+
+// The host name ssh resolves `host` to (`ssh -G`: its HostName after the configuration), or
+// `host` itself if ssh cannot say.
+std::string ssh_hostname(const std::string& ssh_command, const std::string& host) {
+  const std::string command = (ssh_command.empty() ? std::string("ssh") : ssh_command) + " -G " + host + " 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return host;
+  std::string found = host;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string l(line);
+    if (l.rfind("hostname ", 0) == 0) {
+      found = l.substr(9);
+      while (!found.empty() && (found.back() == '\n' || found.back() == '\r' || found.back() == ' ')) found.pop_back();
+    }
+  }
+  ::pclose(pipe);
+  return found.empty() ? host : found;
+}
 
 // The port of a bound endpoint "tcp://0.0.0.0:PORT".
 std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
@@ -60,8 +80,9 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   WorkerLauncher launcher;
   std::string advertised;
   m.on_bound = [&](const std::string& endpoint) {
+    // What ssh will connect to: a host file may name aliases of the ssh configuration.
     std::vector<std::string> names;
-    for (const HostSpec& h : hosts) names.push_back(h.host);
+    for (const HostSpec& h : hosts) names.push_back(ssh_hostname(o.ssh_command, h.host));
     AdvertisedAddress a{o.advertise, "--advertise"};
     if (a.address.empty()) a = pick_advertised_address(names);
     advertised = "tcp://" + a.address + ":" + port_of(endpoint);
@@ -81,8 +102,8 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   m.should_abort = [&]() -> std::string {
     std::lock_guard<std::mutex> lock(mutex);
     if (launcher.check()) return {};
-    return "no host is running a worker any more" +
-           (launcher.failures().empty() ? std::string() : std::string(":\n") + launcher.failures());
+    if (!launcher.failures().empty()) spdlog::error("every host failed:\n{}", launcher.failures());
+    return "no host is running a worker any more";
   };
   RunStatus status = RunStatus::failure;
   try {

@@ -163,6 +163,7 @@ TEST_CASE("farm render --hosts: no host can run a worker -> exit 1 with every ho
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text.find("no host is running a worker any more") != std::string::npos);
+  CHECK(text.find("every host failed") != std::string::npos);
   CHECK(text.find("alpha: the farm binary was not found there") != std::string::npos);
   CHECK(text.find("beta: refused (another farm version, or bad keys)") != std::string::npos);
   CHECK(text.find("protocol 1 (this master speaks 2)") != std::string::npos);
