@@ -12,38 +12,15 @@
 #include <thread>
 
 #include "farm_fixture.h"
+#include "launched_workers.h"
 #include "launch/host_file.h"
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
 using namespace farm_fixture;
+using launched_workers::none_left;
 
 namespace {
-
-// Processes whose command line contains `marker` (every launched worker of a test has the
-// test's own cache folder on its command line).
-int processes_with(const std::string& marker) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(::getpid())) continue;
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (char& c : cmd)
-      if (c == '\0') c = ' ';
-    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) ++n;
-  }
-  return n;
-}
-
-// Waits up to `seconds` for no such process to be left.
-bool none_left(const std::string& marker, double seconds = 5) {
-  for (double t = 0; t < seconds; t += 0.05) {
-    if (processes_with(marker) == 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 // ssh stand-in: drops the options and the destination, runs the remote command with sh.
 std::string write_fake_ssh(const Fixture& f) {
@@ -182,7 +159,7 @@ TEST_CASE("farm render --hosts: the master killed with SIGKILL mid-render leaves
                        << stuck_farm << " cache=" << f.cache() << "\n";
   test_process::Child master(render_args(f, f.path("farm.png"), hosts), f.path("render.log"));
   REQUIRE(master.wait_for_log("hosts: 2 started, 2 joined", 30));
-  CHECK(processes_with(f.cache()) == 2);
+  CHECK(launched_workers::count(f.cache()) == 2);
   master.kill(SIGKILL);
   CHECK(none_left(f.cache()));
 }

@@ -10,41 +10,14 @@
 #include <thread>
 
 #include "farm_fixture.h"
+#include "launched_workers.h"
 
 using namespace farm_fixture;
+using launched_workers::read_text;
 
 namespace {
 
 const std::string k_harness = test_paths::project("tools/cluster/slurm_node.py");
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Launched workers connecting to `endpoint` (unique to one run: its port).
-int workers_for(const std::string& endpoint) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = read_text((e.path() / "cmdline").string());
-    for (char& c : cmd)
-      if (c == '\0') c = ' ';
-    if (cmd.find(" worker --launched") != std::string::npos && cmd.find(endpoint + " ") != std::string::npos &&
-        cmd.rfind("srun", 0) != 0)
-      ++n;
-  }
-  return n;
-}
-
-bool none_left(const std::string& endpoint, double seconds = 15) {
-  for (double t = 0; t < seconds; t += 0.1) {
-    if (workers_for(endpoint) == 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
 
 std::string endpoint_in(const std::string& log) {
   std::smatch m;
@@ -92,7 +65,7 @@ TEST_CASE("slurm: salloc -n 2 farm render --slurm is byte-identical to single an
   CHECK(log.find("slurm: started 2 worker task(s)") != std::string::npos);
   CHECK(log.find("slurm: 2 tasks, 1 joined") != std::string::npos);  // the second may join after the end
   CHECK(log.find("forcing job termination") == std::string::npos);  // the workers ended by themselves
-  CHECK(none_left(endpoint_in(log)));
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
 }
 
 TEST_CASE("slurm: scancel of the job mid-render leaves no worker and the command ends with exit 1") {
@@ -110,9 +83,9 @@ TEST_CASE("slurm: scancel of the job mid-render leaves no worker and the command
   std::smatch m;
   REQUIRE(std::regex_search(log, m, std::regex("Granted job allocation ([0-9]+)")));
   const std::string endpoint = endpoint_in(log);
-  CHECK(workers_for(endpoint) == 2);
+  CHECK(launched_workers::count(endpoint + " ") == 2);
   CHECK(test_process::run({"/usr/bin/scancel", m[1]}, f.path("scancel.log"), 60) == 0);
-  CHECK(none_left(endpoint));
+  CHECK(launched_workers::none_left(endpoint + " ", 15));
   // The master sees its workers' step end and stops: no image, exit 1, and salloc returns.
   CHECK(render.wait(60) == 1);
   CHECK_FALSE(fs::exists(f.path("farm.png")));

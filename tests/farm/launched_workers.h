@@ -1,0 +1,45 @@
+// What the launch tests (launch_test, ssh_cluster_test, slurm_cluster_test) share: finding the
+// launched `farm worker` processes of one test on this machine, to prove none is left behind.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace launched_workers {
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// `farm worker` processes whose command line contains `marker` (a test's own cache folder or
+// endpoint). The launchers (ssh, srun) carry the remote command on their own command lines and
+// are not counted: only a worker itself is.
+inline int count(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read_text((e.path() / "cmdline").string());
+    const std::string program = std::filesystem::path(cmd.substr(0, cmd.find('\0'))).filename().string();
+    if (program == "ssh" || program == "srun") continue;
+    for (char& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// Waits up to `seconds` for none to be left.
+inline bool none_left(const std::string& marker, double seconds = 10) {
+  for (double t = 0; t < seconds; t += 0.05) {
+    if (count(marker) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace launched_workers
