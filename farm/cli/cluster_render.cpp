@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <set>
 
 #include "cli/exit_codes.h"
@@ -76,31 +75,28 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   for (const auto& k : worker_keys) m.curve->allowed.insert(k.public_key);
   m.stop = install_stop_flag();
 
-  std::mutex mutex;  // the master calls back from its own thread of control only; kept for clarity
   WorkerLauncher launcher;
   std::string advertised;
   m.on_bound = [&](const std::string& endpoint) {
     // What ssh will connect to: a host file may name aliases of the ssh configuration.
     std::vector<std::string> names;
-    for (const HostSpec& h : hosts) names.push_back(ssh_hostname(o.ssh_command, h.host));
+    for (const HostSpec& h : hosts) names.push_back(h.host);
     AdvertisedAddress a{o.advertise, "--advertise"};
-    if (a.address.empty()) a = pick_advertised_address(names);
+    if (a.address.empty())
+      a = pick_advertised_address(names, [&](const std::string& host) { return ssh_hostname(o.ssh_command, host); });
     advertised = "tcp://" + a.address + ":" + port_of(endpoint);
     spdlog::info("workers connect to {} ({})", advertised, a.reason);
     LaunchTarget target{advertised, master_keys.public_key, self_exe};
-    std::lock_guard<std::mutex> lock(mutex);
     if (o.slurm)
       launcher.start_slurm(target, worker_keys.front());
     else
       launcher.start_ssh(hosts, o.ssh_command, target, worker_keys);
   };
   m.on_worker_change = [&](const std::string& name, bool joined) {
-    std::lock_guard<std::mutex> lock(mutex);
     launcher.worker_changed(name, joined);
     spdlog::info("{}", launcher.progress());
   };
   m.should_abort = [&]() -> std::string {
-    std::lock_guard<std::mutex> lock(mutex);
     if (launcher.check()) return {};
     if (!launcher.failures().empty()) spdlog::error("every host failed:\n{}", launcher.failures());
     return "no host is running a worker any more";

@@ -44,9 +44,11 @@ std::string route_source(const std::string& host) {
 
 }  // namespace
 
-AdvertisedAddress pick_advertised_address(const std::vector<std::string>& hosts) {
+AdvertisedAddress pick_advertised_address(const std::vector<std::string>& hosts,
+                                          const std::function<std::string(const std::string&)>& resolve) {
   for (const std::string& h : hosts) {
-    if (std::string a = route_source(h); !a.empty()) return {a, "the address that routes to " + h};
+    const std::string target = resolve(h);
+    if (std::string a = route_source(target); !a.empty()) return {a, "the address that routes to " + target};
   }
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) == 0) {

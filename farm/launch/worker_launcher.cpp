@@ -93,7 +93,6 @@ void WorkerLauncher::worker_changed(const std::string& name, bool joined) {
   int& n = m_joined[name];
   if (joined) {
     ++n;
-    ++m_ever_joined;
   } else if (n > 0) {
     --n;
     ++m_lost;

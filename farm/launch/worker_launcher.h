@@ -55,7 +55,7 @@ class WorkerLauncher {
   std::string reason_for(const Launch& l, int code) const;
   std::vector<Launch> m_launches;
   std::map<std::string, int> m_joined;  // worker name -> times it is in the job (0 = left)
-  int m_ever_joined = 0, m_lost = 0;
+  int m_lost = 0;
   int m_workers = 0;  // workers started: one per host, or the allocation's tasks
   bool m_slurm = false;
 };
