@@ -98,23 +98,19 @@ int run_sim_command(const SimCommandOptions& o) {
       return k_exit_failure;
     }
   }
-  double work = map.total() * (o.frames ? static_cast<double>(o.frames) / map.frames() : 1.0);
-  double speed = 0, fastest = 0;
-  for (const SimWorkerSpec& w : workers) {
-    speed += w.speed * w.threads;
-    fastest = std::max(fastest, w.speed);
-  }
-  // Ideal: all work spread over all speed, and never less than the costliest block rendered
-  // by the fastest worker.
-  const double bound = speed > 0 ? std::max(work / speed, r.longest_block_cost / fastest) : 0.0;
+  double speed = 0;
+  for (const SimWorkerSpec& w : workers) speed += w.speed * w.threads;
   std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
               s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
               policy_name(o.scheduling.policy), o.scheduling.block_size, o.scheduling.base_wait);
   std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
   std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
   std::printf("  %-24s %.3f s\n", "Render window", r.window());
-  std::printf("  %-24s %.3f s (total work %.3f s / total speed; longest block at the fastest worker %.3f s)\n",
-              "Lower bound", bound, work, fastest > 0 ? r.longest_block_cost / fastest : 0.0);
+  std::printf("  %-24s %.3f s (total work %.3f s / total speed, from time zero)\n", "Plain bound", r.bound.plain, r.work);
+  std::printf("  %-24s %.3f s (each worker from its join, start-up and first round trip; costliest min-block %.3f s)\n",
+              "Honest bound", r.bound.honest(), r.bound.indivisible);
+  if (r.completed && r.bound.honest() > 0)
+    std::printf("  %-24s %.3f\n", "Makespan / honest bound", r.makespan / r.bound.honest());
   std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
               static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
               static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),

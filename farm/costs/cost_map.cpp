@@ -181,6 +181,25 @@ double CostMap::cost(const Block& b) const {
   return sum;
 }
 
+double CostMap::costliest_min_block(int block_size, int min_block) const {
+  min_block = std::max(1, min_block);
+  double most = 0;
+  std::vector<Block> stack;
+  for (int frame = 1; frame <= m_frames; ++frame) {
+    stack = tile_frame(frame, m_width, m_height, std::max(1, block_size));
+    while (!stack.empty()) {
+      Block b = stack.back();
+      stack.pop_back();
+      if (b.size() <= min_block) {
+        most = std::max(most, cost(b));
+      } else {
+        for (const Block& piece : split_block(b, min_block)) stack.push_back(piece);
+      }
+    }
+  }
+  return most;
+}
+
 double CostMap::frame_total(int frame) const {
   if (frame < 1 || frame > m_frames) throw std::out_of_range("cost map: no frame " + std::to_string(frame));
   const size_t n = static_cast<size_t>(m_columns) * m_rows;

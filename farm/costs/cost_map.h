@@ -33,6 +33,10 @@ class CostMap {
   // Cost of any block: each tile it overlaps counts in proportion to the overlapped pixels.
   double cost(const Block& block) const;
   double total() const;              // every frame
+  // The costliest of the finest blocks the scheduler can carve (S0 tiles halved by split_block
+  // until no side exceeds min_block), over every frame. Every block any run hands out is a
+  // union of these, so some block of every run costs at least this much.
+  double costliest_min_block(int block_size, int min_block) const;
   double frame_total(int frame) const;
 
   // The same scene at another resolution and sample count: per-pixel cost density resampled

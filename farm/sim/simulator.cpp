@@ -33,6 +33,9 @@ struct Message {
   uint64_t bytes = 0;
 };
 
+// A JSON number, or null for a bound no cluster can meet (infinite).
+std::string number(double v) { return std::isfinite(v) ? fixed(v) : "null"; }
+
 Message message(Msg kind) {
   Message m;
   m.kind = kind;
@@ -127,6 +130,7 @@ class Simulation {
     r.dead_workers = m_dead;
     r.longest_block_cost = m_longest;
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    r.bound = simulated_bound(m_costs, specs(), m_o, &r.work);
     r.stats_json = m_job.stats().json(m_job.scheduler(), r.makespan, summary(r));
     return r;
   }
@@ -359,6 +363,13 @@ class Simulation {
     }
   }
 
+  std::vector<SimWorkerSpec> specs() const {
+    std::vector<SimWorkerSpec> out;
+    out.reserve(m_workers.size());
+    for (const SimWorker& w : m_workers) out.push_back(w.spec);
+    return out;
+  }
+
   std::vector<std::string> summary(const SimResult& r) const {
     return {json_field("simulated", true),
             json_field("scene", m_o.scene_label),
@@ -369,7 +380,10 @@ class Simulation {
             json_field("bad_messages", 0),
             json_field("seed", m_o.seed),
             json_field("events", r.events),
-            json_field("completed", r.completed)};
+            json_field("completed", r.completed),
+            json_raw_field("work_seconds", number(r.work)),
+            json_raw_field("bound_plain_seconds", number(r.bound.plain)),
+            json_raw_field("bound_honest_seconds", number(r.bound.honest()))};
   }
 
   const CostMap& m_costs;
@@ -390,6 +404,31 @@ class Simulation {
 };
 
 }  // namespace
+
+MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& o,
+                              double* work_out) {
+  const SchedulerConfig& c = o.scheduler;
+  double work = 0;
+  for (int frame : c.frames) work += costs.frame_total(std::clamp(frame, 1, costs.frames()));
+  // Blocks are never merged: at least one per initial tile, each with the worker's own cost.
+  const double columns = std::ceil(static_cast<double>(c.width) / c.block_size);
+  const double rows = std::ceil(static_cast<double>(c.height) / c.block_size);
+  work += columns * rows * static_cast<double>(c.frames.size()) * o.per_block_overhead;
+  std::vector<BoundWorker> bw;
+  bw.reserve(workers.size());
+  for (const SimWorkerSpec& s : workers) {
+    BoundWorker b;
+    b.start = s.join + s.startup + 2 * s.latency;
+    b.speed = s.speed * s.threads;
+    b.thread_speed = s.speed;
+    b.result_delay = s.latency;
+    if (s.fail >= 0) b.end = s.fail;
+    if (s.leave >= 0) b.end = std::min(b.end, s.leave);
+    bw.push_back(b);
+  }
+  if (work_out) *work_out = work;
+  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + o.per_block_overhead);
+}
 
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options) {
   Simulation sim(costs, workers, options);

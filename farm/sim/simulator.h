@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "control/makespan_bound.h"
 #include "scheduler/scheduler_types.h"
 #include "sim/cluster_spec.h"
 #include "costs/cost_map.h"
@@ -45,9 +46,16 @@ struct SimResult {
   double wall_seconds = 0;     // real time the simulation took
   uint64_t blocks = 0, reassignments = 0, late_results = 0, halvings = 0, dead_workers = 0;
   double longest_block_cost = 0;  // the costliest accepted block, seconds at speed 1
+  double work = 0;             // W: every frame's cost plus the farm's cost of the fewest blocks
+  MakespanBound bound;         // on the makespan (control/makespan_bound.h)
   std::string stats_json;      // the same format as `farm master --stats`
   double window() const { return makespan - first_assignment; }
 };
+
+// The bound of a simulated run: worker i can render from join + startup + the request's and the
+// assignment's one-way trips, until it fails or leaves; its last result takes one more trip.
+MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options,
+                              double* work = nullptr);
 
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options);
 
