@@ -42,8 +42,8 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
       ->check(CLI::Range(1, 64));
   // The names come from the policy's own table (scheduler/policy.h).
   std::map<std::string, PolicyKind> policies;
-  for (PolicyKind k : {PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive}) policies[policy_name(k)] = k;
-  cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed or adaptive")
+  for (PolicyKind k : k_all_policies) policies[policy_name(k)] = k;
+  cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed, adaptive or factoring")
       ->transform(CLI::CheckedTransformer(policies))
       ->default_str(policy_name(o.policy));
 }

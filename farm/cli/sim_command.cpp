@@ -34,6 +34,8 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
   cmd->add_option("--payload-ratio", o.payload_ratio, "Compressed/raw result size (1 = uncompressed)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)");
+  cmd->add_flag("--cost-model", o.cost_model,
+                "Let the scheduler predict each block's cost from the cost map, as a preview render would");
   cmd->add_option("--stats", o.stats_path, "Write the run's statistics as JSON (the format of `farm master --stats`)");
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (as `farm master --trace`)");
 }
@@ -88,6 +90,12 @@ int run_sim_command(const SimCommandOptions& o) {
       return k_exit_failure;
     }
     s.trace = &trace;
+  }
+  if (o.cost_model) {
+    s.scheduler.block_cost = [&map](Block b) {
+      b.frame = std::min(b.frame, map.frames());
+      return map.cost(b);
+    };
   }
   SimResult r = simulate(map, workers, s);
   if (!o.stats_path.empty()) {

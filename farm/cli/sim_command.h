@@ -17,6 +17,7 @@ struct SimCommandOptions {
   double bytes_per_pixel = 3;  // 3 = 8-bit outputs (PNG/TGA/PPM), 16 = float EXR
   double payload_ratio = 1;    // compressed / raw result size
   uint64_t seed = 1;
+  bool cost_model = false;     // the scheduler knows each block's cost (a preview's map)
   std::string stats_path;
   std::string trace_path;
 };

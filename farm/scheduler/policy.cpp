@@ -43,6 +43,83 @@ class AdaptivePolicy : public SeedPolicy {
   }
 };
 
+// Master seconds spent per block (request, assignment, result, bookkeeping): the simulator's
+// 5 us per message times about four messages, close to results/bench_farm.md's loopback figure.
+// Blocks shorter than this times the pool size would queue at the master.
+constexpr double k_master_seconds_per_block = 20e-6;
+// A block is worth its messages only if it renders for at least this long.
+constexpr double k_min_block_seconds = 2e-3;
+// Factoring's x: each round hands out 1/x of the remaining work.
+constexpr double k_factor = 2.0;
+
+class FactoringPolicy : public Policy {
+ public:
+  const char* name() const override { return "factoring"; }
+  std::optional<SizeChange> on_timeout(const WorkerView&, int) const override { return std::nullopt; }
+  std::optional<SizeChange> on_result(const WorkerView&, int) const override { return std::nullopt; }
+  bool copies_need_free_thread() const override { return true; }
+
+  // One block per thread, plus enough queued to cover a round trip at the block time this
+  // policy aims for: the prefetch depth follows the measured link.
+  int max_in_flight(const WorkerView& w, const PoolView& pool) const override {
+    const int threads = std::max(1, w.threads);
+    const double per_thread = thread_speed(w, pool);
+    // Unmeasured: nothing queued behind its first blocks, which may be slow ones.
+    if (!(w.work_per_second > 0) || !(per_thread > 0)) return threads;
+    const double block_seconds = std::max(floor_seconds(w, pool), remaining_seconds(pool) / k_factor);
+    return threads + std::max(1, static_cast<int>(std::ceil(w.rtt * threads / block_seconds)));
+  }
+
+  // Sizes cap at S0; the work limit below does the sizing. Nothing while the worker holds
+  // enough to keep it busy to the expected end.
+  int assignment_size(const WorkerView& w, const PoolView& pool, int) const override {
+    const double per_thread = thread_speed(w, pool);
+    if (per_thread > 0 && w.held_work > 0 && backlog_seconds(w, per_thread) >= remaining_seconds(pool)) return 0;
+    return w.block_size;
+  }
+
+  double assignment_work(const WorkerView& w, const PoolView& pool) const override {
+    // A probe for a worker not measured yet: a quarter of an equal share of half the work per
+    // thread (guided self-scheduling would give the whole share, too much for a slow worker).
+    const double probe = left_work(pool) / (4 * k_factor * std::max(1, pool.total_threads));
+    const double per_thread = thread_speed(w, pool);
+    if (!(per_thread > 0)) return probe;
+    const double remaining = remaining_seconds(pool);
+    // What it holds already keeps each of its threads busy for the backlog: a block queued
+    // behind that must still end with everyone else.
+    const double seconds = std::min(remaining / k_factor, remaining - backlog_seconds(w, per_thread));
+    const double work = std::max(seconds, floor_seconds(w, pool)) * per_thread;
+    return w.work_per_second > 0 ? work : std::min(work, probe);
+  }
+
+ private:
+  static double backlog_seconds(const WorkerView& w, double per_thread) {
+    return w.held_work / (per_thread * std::max(1, w.threads));
+  }
+  // Work not yet done: the pool, and half of what is out on average.
+  static double left_work(const PoolView& pool) { return pool.pending_work + 0.5 * pool.outstanding_work; }
+  // The ideal time left if every live worker shared everything left (0 when nothing measured).
+  static double remaining_seconds(const PoolView& pool) {
+    if (pool.known_threads == 0) return 0;
+    const double mean = pool.known_work_per_second / pool.known_threads;
+    const double total = pool.known_work_per_second + mean * std::max(0, pool.total_threads - pool.known_threads);
+    return left_work(pool) / total;
+  }
+  // Pixels per second of one of its threads: measured, or for a worker without a result yet
+  // the slowest measured thread's, until its first result says otherwise (0: none measured).
+  static double thread_speed(const WorkerView& w, const PoolView& pool) {
+    if (w.work_per_second > 0) return w.work_per_second / std::max(1, w.threads);
+    if (pool.slowest_thread_work_per_second > 0) return pool.slowest_thread_work_per_second;
+    return pool.known_threads > 0 ? pool.known_work_per_second / pool.known_threads : 0.0;
+  }
+  // No block shorter than its messages are worth, than the master can serve for the whole
+  // pool, or than the worker's round trip times its threads (one queued block hides the trip).
+  static double floor_seconds(const WorkerView& w, const PoolView& pool) {
+    return std::max({k_min_block_seconds, w.rtt * std::max(1, w.threads),
+                     k_master_seconds_per_block * static_cast<double>(pool.live_workers)});
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Policy> make_policy(PolicyKind kind) {
@@ -50,6 +127,7 @@ std::unique_ptr<Policy> make_policy(PolicyKind kind) {
     case PolicyKind::fixed: return std::make_unique<FixedPolicy>();
     case PolicyKind::seed: return std::make_unique<SeedPolicy>();
     case PolicyKind::adaptive: return std::make_unique<AdaptivePolicy>();
+    case PolicyKind::factoring: return std::make_unique<FactoringPolicy>();
   }
   return std::make_unique<SeedPolicy>();
 }
@@ -59,14 +137,14 @@ const char* policy_name(PolicyKind kind) {
     case PolicyKind::fixed: return "fixed";
     case PolicyKind::seed: return "seed";
     case PolicyKind::adaptive: return "adaptive";
+    case PolicyKind::factoring: return "factoring";
   }
   return "?";
 }
 
 std::optional<PolicyKind> parse_policy(const std::string& name) {
-  if (name == "fixed") return PolicyKind::fixed;
-  if (name == "seed") return PolicyKind::seed;
-  if (name == "adaptive") return PolicyKind::adaptive;
+  for (PolicyKind k : k_all_policies)
+    if (name == policy_name(k)) return k;
   return std::nullopt;
 }
 

@@ -5,8 +5,17 @@
 //              at least two blocks per render thread remain (guided self-scheduling); (b)
 //              recovery: a worker that delivers within half its waiting time twice in a row
 //              grows back by doubling, never above S0.
+//   factoring - adaptive weighted factoring (Hummel et al.; Banicescu's AWF): every block is sized
+//              to take about (remaining work / total speed) / 2 on the worker it goes to, from
+//              that worker's measured speed, so fast workers get big blocks, the last blocks are
+//              small for everyone, and nobody is left holding a long block at the end. Never
+//              below a time floor (the worker's round trip times its threads, so one prefetched
+//              block hides the trip; and the master's per-block cost times the pool size) and
+//              never above S0. No halving on timeouts: sizes follow measured speed, and the
+//              outstanding blocks expected to finish last are copied when the pool drains.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,11 +31,22 @@ struct WorkerView {
   int threads = 1;
   Seconds wait = 0;            // its current waiting time
   int fast_results_in_row = 0; // results delivered within half the waiting time, consecutively
+  double work_per_second = 0;    // measured over all its threads (0: no result yet)
+  Seconds rtt = 0;               // measured round trip (0: unknown)
+  double held_work = 0;          // of the blocks it holds now (rendering or queued)
 };
 
 struct PoolView {
   int64_t pending_pixels = 0;  // not yet handed out
   int total_threads = 1;       // over live workers
+  size_t live_workers = 1;
+  // Work (SchedulerConfig::block_cost's unit; pixels without one) not yet handed out, and
+  // handed out without a result yet.
+  double pending_work = 0, outstanding_work = 0;
+  // Summed measured speed (work per second) of the workers with a result, and their threads.
+  double known_work_per_second = 0;
+  int known_threads = 0;
+  double slowest_thread_work_per_second = 0;  // the slowest measured thread (0: none)
 };
 
 struct SizeChange {
@@ -43,12 +63,24 @@ class Policy {
   // The worker delivered a result. Return its new size, if it changes.
   virtual std::optional<SizeChange> on_result(const WorkerView& w, int initial_size) const = 0;
   // The largest block to hand this worker now (its own size, perhaps capped by the pool state).
+  // 0: nothing now; only ever for a worker that holds blocks, which will ask again.
   virtual int assignment_size(const WorkerView& w, const PoolView& pool, int min_block) const = 0;
+  // The most work a block handed to this worker now may hold: larger blocks are carved further
+  // (never below min_block). Infinite: sizes alone decide.
+  virtual double assignment_work(const WorkerView&, const PoolView&) const { return std::numeric_limits<double>::infinity(); }
+  // Whether a copy of an outstanding block may go only to a worker with a thread free to start
+  // it at once (else to any worker with room in its queue, as the paper's idle worker).
+  virtual bool copies_need_free_thread() const { return false; }
+  // How many blocks the worker may hold at once (rendering and queued); the scheduler also
+  // caps it at max_leases_per_worker and by what the worker asks for.
+  virtual int max_in_flight(const WorkerView&, const PoolView&) const { return 1 << 20; }
 };
 
 std::unique_ptr<Policy> make_policy(PolicyKind kind);
+// Every policy, in the order the CLI lists them.
+constexpr PolicyKind k_all_policies[] = {PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive, PolicyKind::factoring};
 const char* policy_name(PolicyKind kind);
-// "fixed" / "seed" / "adaptive" -> kind; empty optional for anything else.
+// "fixed" / "seed" / "adaptive" / "factoring" -> kind; empty optional for anything else.
 std::optional<PolicyKind> parse_policy(const std::string& name);
 
 }  // namespace farm

@@ -25,6 +25,7 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
     for (const Block& b : tile_frame(frame, m_config.width, m_config.height, m_config.block_size)) {
       m_pool.push_back(b);
       m_total_pixels += b.pixels();
+      m_pending_work += work_of(b);
     }
   }
   m_pending_pixels = m_total_pixels;
@@ -74,7 +75,9 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
   for (const Block& b : completed) {
     m_completed_pixels += b.pixels();
     m_pending_pixels -= b.pixels();
+    m_pending_work -= work_of(b);
   }
+  m_pending_work = std::max(0.0, m_pending_work);
   m_restored_blocks = completed.size();
   m_next_attempt = std::max(m_next_attempt, next_attempt);
 }
@@ -82,10 +85,12 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
 void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads) {
   Worker& w = m_workers[id];
   m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
+  if (w.id == id) forget_speed(w);
   m_deadlines.erase({w.indexed_deadline, id});
   w.id = id;
   w.threads = std::max(1, threads);
   m_total_threads += w.threads;
+  count_speed(w);
   w.block_size = m_config.block_size;
   w.last_seen = now;
   w.progress_since = now;
@@ -146,10 +151,35 @@ void Scheduler::reindex(Worker& w) {
 }
 
 WorkerView Scheduler::view_of(const Worker& w) const {
-  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row};
+  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second, w.rtt, w.held_work};
 }
 
-PoolView Scheduler::pool_view() const { return {m_pending_pixels, std::max(1, total_threads())}; }
+PoolView Scheduler::pool_view() const {
+  return {m_pending_pixels,
+          std::max(1, total_threads()),
+          std::max<size_t>(1, m_workers.size()),
+          std::max(0.0, m_pending_work),
+          std::max(0.0, m_outstanding_work),
+          std::max(0.0, m_known_speed),
+          m_known_threads,
+          m_thread_speeds.empty() ? 0.0 : *m_thread_speeds.begin()};
+}
+
+void Scheduler::forget_speed(const Worker& w) {
+  if (!(w.work_per_second > 0)) return;
+  m_known_speed -= w.work_per_second;
+  m_known_threads -= w.threads;
+  auto it = m_thread_speeds.find(w.work_per_second / w.threads);
+  if (it != m_thread_speeds.end()) m_thread_speeds.erase(it);
+  if (m_known_threads == 0) m_known_speed = 0;  // no drift from the sums' rounding
+}
+
+void Scheduler::count_speed(const Worker& w) {
+  if (!(w.work_per_second > 0)) return;
+  m_known_speed += w.work_per_second;
+  m_known_threads += w.threads;
+  m_thread_speeds.insert(w.work_per_second / w.threads);
+}
 
 bool Scheduler::apply(Worker& w, const std::optional<SizeChange>& change, Seconds now) {
   if (!change || change->to_size == w.block_size) return false;
@@ -160,7 +190,7 @@ bool Scheduler::apply(Worker& w, const std::optional<SizeChange>& change, Second
 
 Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy) {
   AttemptId attempt = m_next_attempt++;
-  m_leases[attempt] = {w.id, id, now};
+  m_leases[attempt] = {w.id, id, now, w.held_work};
   m_outstanding[id].attempts.push_back(attempt);
   index_copy_candidate(id);
   if (w.leases.empty()) {
@@ -169,24 +199,36 @@ Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds n
     w.timeouts_since_progress = 0;
   }
   w.leases.push_back(attempt);
+  w.held_work += m_outstanding.at(id).work;
   return {w.id, attempt, id, block, is_copy};
 }
 
 std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   if (m_pool.empty()) return std::nullopt;
-  const int size = std::max(1, m_policy->assignment_size(view_of(w), pool_view(), m_config.min_block));
+  const WorkerView view = view_of(w);
+  const PoolView pool = pool_view();
+  int size = m_policy->assignment_size(view, pool, m_config.min_block);
+  if (size <= 0 && !w.leases.empty()) return std::nullopt;  // the policy holds off; it will ask again
+  size = std::max(1, size);
+  const double max_work = m_policy->assignment_work(view, pool);
   Block block = m_pool.front();
   m_pool.pop_front();
-  // Carve quadtree-style until the block fits; the siblings go back to the front, in order,
-  // so the image stays covered exactly once and neighbouring pieces are handed out next.
-  while (block.size() > size) {
-    std::vector<Block> pieces = split_block(block, size);
+  double work = work_of(block);
+  // Carve quadtree-style until the block fits (in size, and in work down to min_block); the
+  // siblings go back to the front, in order, so the image stays covered exactly once and
+  // neighbouring pieces are handed out next.
+  while (block.size() > size || (work > max_work && block.size() > m_config.min_block)) {
+    std::vector<Block> pieces = split_block(block, block.size() > size ? size : std::max(m_config.min_block, block.size() - 1));
     for (auto it = pieces.rbegin(); it + 1 != pieces.rend(); ++it) m_pool.push_front(*it);
     block = pieces.front();
+    work = work_of(block);
   }
   m_pending_pixels -= block.pixels();
+  m_pending_work -= work;
+  m_outstanding_work += work;
   BlockId id = m_next_block_id++;
   m_outstanding[id].block = block;
+  m_outstanding[id].work = work;
   return lease(w, id, block, now, false);
 }
 
@@ -198,9 +240,10 @@ void Scheduler::index_copy_candidate(BlockId id) {
   if (o.attempts.empty() || o.attempts.size() >= static_cast<size_t>(m_config.max_copies)) return;
   const Lease& first = m_leases.at(o.attempts.front());
   const Worker& holder = m_workers.at(first.worker);
-  if (holder.pixels_per_second > 0) {
+  if (holder.work_per_second > 0) {
     o.copy_index = 1;
-    o.copy_key = first.assigned_at + static_cast<double>(o.block.pixels()) / holder.pixels_per_second;
+    // Behind what the holder had queued then, at its speed over all its threads.
+    o.copy_key = first.assigned_at + (first.work_ahead + o.work) / holder.work_per_second;
     m_copy_known.insert({o.copy_key, id});
   } else {
     o.copy_index = 2;
@@ -238,6 +281,15 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
     break;
   }
   if (!found) return std::nullopt;
+  if (m_policy->copies_need_free_thread() && m_outstanding.at(best).copy_index == 1) {
+    // Speculation only where it can win: this worker, measured, must be expected to finish the
+    // block (one way out, the render on one thread) before its first holder.
+    if (!(w.work_per_second > 0)) return std::nullopt;
+    const Seconds finish = now + w.rtt + m_outstanding.at(best).work / (w.work_per_second / w.threads);
+    // A holder already past its expected finish is taken to need as long again.
+    const Seconds holder_finish = best_finish > now ? best_finish : now + (now - best_finish);
+    if (finish >= holder_finish) return std::nullopt;
+  }
   ++m_reassignments;
   return lease(w, best, m_outstanding.at(best).block, now, true);
 }
@@ -251,10 +303,12 @@ std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int cred
   Worker& w = it->second;
   w.last_seen = std::max(w.last_seen, now);
   // A peer cannot pin the pool by asking for more than it could possibly render soon.
-  const int cap = max_leases_per_worker(w.threads);
+  const int cap = std::min(max_leases_per_worker(w.threads), m_policy->max_in_flight(view_of(w), pool_view()));
   credits = std::min(credits, cap - static_cast<int>(w.leases.size()));
   for (int i = 0; i < credits; ++i) {
     std::optional<Assignment> a = assign_from_pool(w, now);
+    if (!a && !m_pool.empty()) break;  // held off by the policy
+    if (!a && m_policy->copies_need_free_thread() && static_cast<int>(w.leases.size()) >= w.threads) break;
     if (!a) a = assign_copy(w, now);
     if (!a) break;
     out.push_back(*a);
@@ -267,11 +321,12 @@ void Scheduler::drop_lease(AttemptId attempt) {
   auto it = m_leases.find(attempt);
   if (it == m_leases.end()) return;
   auto wit = m_workers.find(it->second.worker);
+  auto oit = m_outstanding.find(it->second.block_id);
   if (wit != m_workers.end()) {
     auto& leases = wit->second.leases;
     leases.erase(std::remove(leases.begin(), leases.end(), attempt), leases.end());
+    if (oit != m_outstanding.end()) wit->second.held_work -= oit->second.work;
   }
-  auto oit = m_outstanding.find(it->second.block_id);
   if (oit != m_outstanding.end()) {
     auto& attempts = oit->second.attempts;
     attempts.erase(std::remove(attempts.begin(), attempts.end(), attempt), attempts.end());
@@ -298,6 +353,7 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   }
   for (AttemptId a : done_block.attempts) drop_lease(a);
   m_outstanding.erase(lease_copy.block_id);
+  m_outstanding_work -= done_block.work;
   ++m_completed_blocks;
   m_completed_pixels += done_block.block.pixels();
   FARM_CHECK(m_completed_pixels <= m_total_pixels);  // a pixel committed twice would break exactness
@@ -307,8 +363,10 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   bool fast = took <= 0.5 * wait_for(w);
   w.fast_results_in_row = fast ? w.fast_results_in_row + 1 : 0;
   if (took > 0) {
-    double speed = static_cast<double>(done_block.block.pixels()) / took;
-    w.pixels_per_second = w.pixels_per_second > 0 ? 0.7 * w.pixels_per_second + 0.3 * speed : speed;
+    double speed = done_block.work / took;
+    forget_speed(w);
+    w.work_per_second = w.work_per_second > 0 ? 0.7 * w.work_per_second + 0.3 * speed : speed;
+    count_speed(w);
     for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   }
   w.progress_since = now;
@@ -329,6 +387,8 @@ void Scheduler::do_release(WorkerId worker, AttemptId attempt) {
   if (oit != m_outstanding.end() && oit->second.attempts.empty()) {
     m_pool.push_front(oit->second.block);
     m_pending_pixels += oit->second.block.pixels();
+    m_pending_work += oit->second.work;
+    m_outstanding_work -= oit->second.work;
     m_outstanding.erase(oit);
   }
   auto wit = m_workers.find(worker);
@@ -348,12 +408,15 @@ void Scheduler::remove_worker(WorkerId id) {
     if (oit != m_outstanding.end() && oit->second.attempts.empty()) {
       requeue.push_back(oit->second.block);
       m_pending_pixels += oit->second.block.pixels();
+      m_pending_work += oit->second.work;
+      m_outstanding_work -= oit->second.work;
       m_outstanding.erase(oit);
     }
   }
   for (auto rit = requeue.rbegin(); rit != requeue.rend(); ++rit) m_pool.push_front(*rit);
   m_deadlines.erase({it->second.indexed_deadline, id});
   m_total_threads -= it->second.threads;
+  forget_speed(it->second);
   m_workers.erase(it);
 }
 

@@ -88,6 +88,9 @@ class Scheduler {
   uint64_t restored_blocks() const { return m_restored_blocks; }
   int64_t total_pixels() const { return m_total_pixels; }
   int64_t completed_pixels() const { return m_completed_pixels; }
+  int64_t pending_pixels() const { return m_pending_pixels; }
+  double pending_work() const { return m_pending_work; }
+  double outstanding_work() const { return m_outstanding_work; }
   uint64_t late_results() const { return m_late_results; }
   uint64_t reassignments() const { return m_reassignments; }
   std::vector<Block> pending() const { return {m_pool.begin(), m_pool.end()}; }
@@ -100,12 +103,14 @@ class Scheduler {
     WorkerId worker;
     BlockId block_id;
     Seconds assigned_at;
+    double work_ahead = 0;  // work the worker held when this lease was added (its queue)
   };
   struct Outstanding {
     Block block;
     std::vector<AttemptId> attempts;
     int copy_index = 0;      // 0: not a copy candidate, 1: in m_copy_known, 2: in m_copy_unknown
     Seconds copy_key = 0;    // its key there: expected finish, or first assignment time
+    double work = 0;         // its predicted work (work_of)
   };
   // Copy candidates (1 <= holders < max_copies), ordered so that assign_copy() finds the one
   // expected to finish last without scanning every outstanding block (the simulator drains
@@ -129,7 +134,8 @@ class Scheduler {
     Seconds progress_since = 0;   // last result, or first lease after being idle
     int timeouts_since_progress = 0;
     int fast_results_in_row = 0;
-    double pixels_per_second = 0; // smoothed render speed, 0 = unknown
+    double work_per_second = 0;   // smoothed render speed, 0 = unknown
+    double held_work = 0;         // of its leases
     std::vector<AttemptId> leases;
     Seconds indexed_deadline = 0;  // its key in m_deadlines
   };
@@ -153,6 +159,12 @@ class Scheduler {
   void drop_lease(AttemptId attempt);
   void remove_worker(WorkerId worker);
   bool apply(Worker& w, const std::optional<SizeChange>& change, Seconds now);
+  // Every change of a worker's speed or thread count goes through these (m_known_*).
+  void forget_speed(const Worker& w);
+  void count_speed(const Worker& w);
+  double work_of(const Block& b) const {
+    return m_config.block_cost ? m_config.block_cost(b) : static_cast<double>(b.pixels());
+  }
   int total_threads() const { return m_total_threads; }
   Seconds deadline_of(const Worker& w) const;
   // Re-files the worker under its current deadline. Every public entry point that changes
@@ -179,6 +191,10 @@ class Scheduler {
   int64_t m_total_pixels = 0;
   int64_t m_completed_pixels = 0;
   int64_t m_pending_pixels = 0;
+  double m_pending_work = 0, m_outstanding_work = 0;
+  double m_known_speed = 0;  // summed work_per_second of workers with one
+  int m_known_threads = 0;   // their threads
+  std::multiset<double> m_thread_speeds;  // per-thread speed of each worker with one
   uint64_t m_late_results = 0;
   uint64_t m_reassignments = 0;
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <istream>
 #include <ostream>
+#include <iterator>
 #include <sstream>
 
 namespace farm {
@@ -59,6 +60,8 @@ std::string config_text(const SchedulerConfig& c) {
     << ' ' << c.max_copies << ' ' << static_cast<int>(c.policy) << ' ' << num(c.heartbeat_interval) << ' '
     << c.liveness << ' ' << num(c.result_bytes_per_pixel) << ' ' << c.frames.size();
   for (int f : c.frames) o << ' ' << f;
+  // The costs themselves are not recorded: such a trace cannot be replayed (see replay_trace).
+  if (c.block_cost) o << " block-cost";
   return o.str();
 }
 
@@ -67,7 +70,8 @@ bool parse_config(std::istringstream& in, SchedulerConfig& c) {
   size_t frames = 0;
   in >> c.width >> c.height >> c.block_size >> c.min_block >> c.base_wait >> c.max_copies >> policy >>
       c.heartbeat_interval >> c.liveness >> c.result_bytes_per_pixel >> frames;
-  if (!in || policy < 0 || policy > 2 || frames == 0 || frames > 1'000'000) return false;
+  if (!in || policy < 0 || policy >= static_cast<int>(std::size(k_all_policies)) || frames == 0 || frames > 1'000'000)
+    return false;
   c.policy = static_cast<PolicyKind>(policy);
   c.frames.resize(frames);
   for (int& f : c.frames) in >> f;
@@ -128,6 +132,9 @@ Status replay_trace(std::istream& trace) {
   head >> word;
   SchedulerConfig config;
   if (word != "config" || !parse_config(head, config)) return Status::error("line 1: not a scheduler trace header");
+  std::string extra;
+  if (head >> extra && extra == "block-cost")
+    return Status::error("line 1: recorded with a block cost model, whose costs a trace does not hold; cannot replay");
   Scheduler s(config);
   size_t decisions = 0;
   for (int n = 2; std::getline(trace, line); ++n) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ using AttemptId = uint64_t;  // one lease of one block to one worker; never reus
 using BlockId = uint64_t;    // one carved block; copies of it share the id
 using Seconds = double;
 
-enum class PolicyKind { fixed, seed, adaptive };
+enum class PolicyKind { fixed, seed, adaptive, factoring };
 
 // Liveness defaults of master, worker and simulator alike: zguide's Paranoid Pirate pings every
 // second and declares a peer dead after three missed beats.
@@ -33,6 +34,10 @@ struct SchedulerConfig {
   Seconds heartbeat_interval = k_default_heartbeat_interval;
   int liveness = k_default_liveness;  // a worker silent for interval * liveness is dead
   double result_bytes_per_pixel = 8;  // expected payload per pixel, for the network-scaled wait
+  // Predicted work of a block in any unit (e.g. seconds at speed 1 from a preview cost map).
+  // Speeds are measured in this unit, so blocks of similar predicted cost take similar time
+  // whatever their pixels cost. Empty: a block's work is its pixel count.
+  std::function<double(const Block&)> block_cost;
 };
 
 struct Assignment {

@@ -268,7 +268,9 @@ TEST_CASE("scheduler: random event scripts keep the cover exact and accept every
   for (unsigned seed = 1; seed <= 20; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(seed);
-    SchedulerConfig c = config(97, 61, 16, seed % 3 == 0 ? PolicyKind::adaptive : PolicyKind::seed);
+    const PolicyKind policy = k_all_policies[seed % std::size(k_all_policies)];
+    CAPTURE(policy_name(policy));
+    SchedulerConfig c = config(97, 61, 16, policy);
     c.frames = {1, 2};
     c.max_copies = 1 + seed % 3;
     Scheduler s(c);
@@ -289,6 +291,7 @@ TEST_CASE("scheduler: random event scripts keep the cover exact and accept every
           if (s.has_worker(w)) live.push_back(w);
         WorkerId w = live[rng() % live.size()];
         s.heard_from(w, now);
+        if (action == 1) s.network_sample(w, std::uniform_real_distribution<double>(0, 0.3)(rng), 1e6);
         if (action <= 4) {
           s.request(w, now, 1 + rng() % 3);
         } else if (action <= 8) {
@@ -304,6 +307,12 @@ TEST_CASE("scheduler: random event scripts keep the cover exact and accept every
       }
       s.tick(now);
       REQUIRE(cov.exact());
+      int64_t out = 0;
+      for (const Block& b : s.outstanding()) out += b.pixels();
+      // Without a cost model a block's work is its pixel count, kept exactly.
+      REQUIRE(s.outstanding_work() == static_cast<double>(out));
+      REQUIRE(s.pending_work() == static_cast<double>(s.pending_pixels()));
+      REQUIRE(s.pending_pixels() + out + s.completed_pixels() == s.total_pixels());
     }
     CHECK(s.done());
     CHECK(s.completed_pixels() == s.total_pixels());
@@ -356,4 +365,157 @@ TEST_CASE("scheduler: a deadline reached by rounding is acted on, never left in 
   std::vector<WorkerId> dead = s.tick(now);
   CHECK(dead == std::vector<WorkerId>{1});
   CHECK(s.next_deadline() > now);
+}
+
+// ---------------------------------------------------------------- factoring
+namespace {
+
+// Delivers `attempt` at `now` and returns the next block handed to the worker.
+Assignment deliver_and_ask(Scheduler& s, WorkerId w, AttemptId attempt, double now) {
+  REQUIRE(s.result(w, attempt, now).outcome == ResultOutcome::accepted);
+  auto next = s.request(w, now, 1);
+  REQUIRE(next.size() == 1);
+  return next[0];
+}
+
+}  // namespace
+
+TEST_CASE("factoring: before any speed is known, a probe of an eighth of an equal share per thread") {
+  SchedulerConfig c = config(256, 256, 128, PolicyKind::factoring);
+  Scheduler s(c);
+  s.worker_joined(1, 0, 2);
+  s.worker_joined(2, 0, 2);
+  // 65536 px / (4 * 2 * 4 threads) = 2048 px: carved 128 -> 64 -> 32 (1024 px).
+  auto a = s.request(1, 0, 1);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].block.size() == 32);
+}
+
+TEST_CASE("factoring: block work follows the worker's measured speed and the work left") {
+  auto policy = make_policy(PolicyKind::factoring);
+  PoolView pool;
+  pool.pending_work = 4'000'000;
+  pool.total_threads = 4;
+  pool.live_workers = 2;
+  pool.known_work_per_second = 5000;  // 4000 + 1000, two threads each
+  pool.known_threads = 4;
+  pool.slowest_thread_work_per_second = 500;
+  WorkerView fast{1, 64, 2, 4.0, 0, 4000, 0, 0}, slow{2, 64, 2, 4.0, 0, 1000, 0, 0};
+  // Each block takes (4e6 / 5000 per s) / 2 = 400 s on its worker: fast per thread 2000/s
+  // -> 800,000; slow 500/s -> 200,000.
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(800'000));
+  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(200'000));
+  CHECK(policy->assignment_size(fast, pool, 4) == 64);  // sizes only cap at S0
+  // Half the work left: half the work per block; half of what is out counts as left.
+  pool.pending_work = 1'000'000;
+  pool.outstanding_work = 2'000'000;
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(400'000));
+  // A worker holding work: its queued block must still end with the rest; one holding more
+  // than the time left gets nothing now.
+  // Time left: 2e6 / 5000 = 400 s.
+  fast.held_work = 2 * 2000 * 300.0;  // 300 s for each of its 2 threads
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 100.0));  // min(200, 400 - 300) s
+  fast.held_work = 2 * 2000 * 400.0;
+  CHECK(policy->assignment_size(fast, pool, 4) == 0);
+  // Nothing left: the floor (2 ms of work), never zero.
+  pool.pending_work = pool.outstanding_work = 0;
+  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(0.002 * 500));
+  // An unmeasured worker is taken to be as slow as the slowest measured thread, and gets no
+  // more than a probe: a quarter of an equal share of half the work per thread.
+  pool.pending_work = 2'000'000;
+  WorkerView fresh{3, 64, 2, 4.0, 0, 0, 0, 0};
+  pool.total_threads = 6;
+  pool.live_workers = 3;
+  // total speed 5000 + 2 * 1250 (the mean thread) = 7500/s: 2e6 / 7500 / 2 = 133 s at 500/s,
+  // above the probe of 2e6 / (4 * 2 * 6).
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 48));
+  pool.slowest_thread_work_per_second = 100;
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 7500 / 2 * 100));
+  CHECK(policy->max_in_flight(fresh, pool) == 2);  // nothing queued before its first result
+  fast.held_work = 0;
+  fast.rtt = 0.5;
+  CHECK(policy->max_in_flight(fast, pool) == 3);
+}
+
+TEST_CASE("factoring: with a cost model, expensive regions are carved finer") {
+  SchedulerConfig c = config(256, 128, 64, PolicyKind::factoring);
+  // The right half costs 16x the left per pixel.
+  c.block_cost = [](const Block& b) {
+    const int right = std::max(0, b.x + b.width - std::max(b.x, 128));
+    return static_cast<double>(b.pixels() - right * b.height) + 16.0 * right * b.height;
+  };
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  double now = 0;
+  int64_t left_px = 0, right_px = 0;
+  int left_n = 0, right_n = 0;
+  // Both render 10,000 work units per second; sizes come from work, so right blocks are smaller.
+  while (!s.done()) {
+    for (WorkerId w : {1u, 2u}) {
+      for (const Assignment& a : s.request(w, now, 1)) {
+        now += c.block_cost(a.block) / 10000.0;
+        REQUIRE(s.result(w, a.attempt, now).outcome == ResultOutcome::accepted);
+        (a.block.x >= 128 ? right_px : left_px) += a.block.pixels();
+        ++(a.block.x >= 128 ? right_n : left_n);
+      }
+    }
+  }
+  CHECK(left_px == right_px);
+  CHECK(right_n > 2 * left_n);  // same pixels, in many more (smaller) blocks
+}
+
+TEST_CASE("factoring: a 4x faster worker and a slow one finish together, with small last blocks") {
+  SchedulerConfig c = config(1024, 1024, 64, PolicyKind::factoring);
+  c.max_copies = 1;
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  // Worker 1 renders 4000 px/s, worker 2 1000 px/s; each has one block out at a time.
+  auto a1 = s.request(1, 0, 1).at(0);
+  auto a2 = s.request(2, 0, 1).at(0);
+  double t1 = a1.block.pixels() / 4000.0, t2 = a2.block.pixels() / 1000.0;
+  std::vector<int> sizes1, sizes2;
+  while (!s.done() && (a1.attempt || a2.attempt)) {
+    if (a1.attempt && (t1 <= t2 || !a2.attempt)) {
+      REQUIRE(s.result(1, a1.attempt, t1).outcome == ResultOutcome::accepted);
+      auto n = s.request(1, t1, 1);
+      a1 = n.empty() ? Assignment{} : n[0];
+      if (a1.attempt) {
+        sizes1.push_back(a1.block.size());
+        t1 += a1.block.pixels() / 4000.0;
+      }
+    } else {
+      REQUIRE(s.result(2, a2.attempt, t2).outcome == ResultOutcome::accepted);
+      auto n = s.request(2, t2, 1);
+      a2 = n.empty() ? Assignment{} : n[0];
+      if (a2.attempt) {
+        sizes2.push_back(a2.block.size());
+        t2 += a2.block.pixels() / 1000.0;
+      }
+    }
+  }
+  CHECK(s.done());
+  REQUIRE(sizes1.size() > 10);
+  REQUIRE(sizes2.size() > 3);
+  // The last blocks are small for both, and never below min_block.
+  CHECK(sizes1.back() < sizes1.front());
+  CHECK(sizes2.back() < sizes2.front());
+  CHECK(*std::min_element(sizes1.begin(), sizes1.end()) >= c.min_block);
+  // Both finish close together: the slow one is never left with a long block.
+  CHECK(std::abs(t1 - t2) < 0.2 * std::max(t1, t2));
+}
+
+TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip") {
+  SchedulerConfig c = config(2048, 2048, 64, PolicyKind::factoring);
+  Scheduler s(c);
+  s.worker_joined(1, 0, 4);
+  s.network_sample(1, 0.5, 1e7);
+  auto a = s.request(1, 0, 1).at(0);
+  // A measured speed of 1000 px/s: the floor is rtt * threads = 2 s of work per block, i.e.
+  // 4 threads * 250 px/s per thread * 2 s = 500 px: side 22, however little work is left.
+  a = deliver_and_ask(s, 1, a.attempt, a.block.pixels() / 1000.0);
+  for (int i = 0; i < 3; ++i) a = deliver_and_ask(s, 1, a.attempt, 1.0 + i);
+  CHECK(a.block.size() >= 16);
+  CHECK(s.policy().name() == std::string("factoring"));
 }

@@ -196,3 +196,22 @@ TEST_CASE("sim: its scheduler trace replays to the same decisions, and a changed
   std::istringstream changed(text);
   CHECK(replay_trace(changed).message().find("recorded") != std::string::npos);
 }
+
+TEST_CASE("sim: a factoring run's trace replays; one with a block cost model is refused, saying why") {
+  CostMap map = uniform_map(128, 128, 4, 0.01);
+  map.at(1, 5, 5) = 0.5;  // one expensive tile
+  for (bool with_costs : {false, true}) {
+    CAPTURE(with_costs);
+    SimOptions o = options(128, 128, 64, PolicyKind::factoring, 2);
+    if (with_costs) o.scheduler.block_cost = [&map](const Block& b) { return map.cost(b); };
+    std::ostringstream trace;
+    o.trace = &trace;
+    SimResult r = simulate(map, {worker(1, 0.001, 1), worker(0.2, 0.02, 1), worker(0.5, 0.005, 1)}, o);
+    REQUIRE(r.completed);
+    CHECK(r.makespan >= r.bound.honest());
+    std::istringstream replay(trace.str());
+    Status replayed = replay_trace(replay);
+    CHECK(replayed.ok() == !with_costs);
+    if (with_costs) CHECK(replayed.message().find("cost model") != std::string::npos);
+  }
+}
