@@ -84,6 +84,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   cmd->add_option("--tile-map", o.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (for replay: same events, same decisions)");
+  cmd->add_flag("!--no-preview", o.preview_costs, "With --policy factoring: skip the preview render that predicts block costs");
   cmd->add_option("--auto", mo.auto_cluster,
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
   add_liveness_options(*cmd, o.scheduling);
@@ -131,6 +132,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.master.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
   cmd->add_option("--trace", o.master.trace_path, "Record every scheduler call and its result (see `farm master`)");
+  cmd->add_flag("!--no-preview", o.master.preview_costs, "With --policy factoring: skip the preview render that predicts block costs");
   cmd->add_flag("--compress,!--no-compress", o.master.compress, "zstd-compress result pixels (default on)");
   CLI::Option* hosts = cmd->add_option(
       "--hosts", o.hosts_path,

@@ -14,6 +14,7 @@
 #include "assets/content_hash.h"
 #include "base/json_text.h"
 #include "control/job_controller.h"
+#include "costs/preview_cost_map.h"
 #include "image/image_io.h"
 #include "job/job_identity.h"
 #include "job/job_settings.h"
@@ -50,6 +51,7 @@ class Master {
  private:
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   bool setup();
+  void use_preview_costs(SchedulerConfig& c) const;
   bool open_socket(const std::optional<security::CurveServer>& curve);
   bool send(const std::string& identity, const proto::Message& m);
   void receive_all();
@@ -93,6 +95,20 @@ class Master {
   Progress m_progress;
 };
 
+// The factoring policy sizes blocks by predicted cost: a preview of the first frame, costs
+// taken as the same for every frame (a first frame's hot spots are usually the animation's).
+void Master::use_preview_costs(SchedulerConfig& c) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto map = std::make_shared<const CostMap>(preview_cost_map(m_desc, m_frames.front(), 8));
+  c.block_cost = [map](const Block& b) {
+    Block first = b;
+    first.frame = 1;
+    return map->cost(first);
+  };
+  spdlog::info("preview for the factoring policy's block costs: {:.2f} s (--no-preview to skip)",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
 bool Master::setup() {
   try {
     check_job_output_paths(m_o);
@@ -113,6 +129,7 @@ bool Master::setup() {
     c.height = s.height;
     c.frames = m_frames;
     c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
+    if (c.policy == PolicyKind::factoring && m_o.preview_costs) use_preview_costs(c);
     if (!m_o.trace_path.empty()) {
       m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
       if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "'");

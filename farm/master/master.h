@@ -33,6 +33,9 @@ struct MasterOptions {
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds
   std::string trace_path;     // every scheduler call and its outputs (scheduler/scheduler_trace.h)
+  // With the factoring policy: render a small preview first and let the scheduler size blocks
+  // by its predicted costs (costs/preview_cost_map.h).
+  bool preview_costs = true;
   double give_up_after = 0;         // > 0: fail after this many seconds without any live worker
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's

@@ -39,6 +39,22 @@ TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 
   }
 }
 
+TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {
+  Fixture f("farm_factoring");
+  for (bool preview : {true, false}) {
+    CAPTURE(preview);
+    std::string out = f.path(std::string("farm_") + (preview ? "preview" : "plain") + ".png");
+    std::vector<std::string> args{k_farm, "render", f.scene, "-o", out, "--policy", "factoring", "--block", "64",
+                                  "--workers", "2", "--threads", "1"};
+    if (!preview) args.push_back("--no-preview");
+    REQUIRE(test_process::run(args, out + ".log", 120) == 0);
+    CHECK(test_process::same_file(out, f.reference));
+    std::ifstream log(out + ".log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK((text.find("preview for the factoring policy") != std::string::npos) == preview);
+  }
+}
+
 TEST_CASE("farm: EXR output over the farm equals single's EXR") {
   Fixture f("farm_exr");
   std::string single = f.path("single.exr"), farm = f.path("farm.exr");
