@@ -87,7 +87,10 @@ class FactoringPolicy : public Policy {
     const double remaining = remaining_seconds(pool);
     // What it holds already keeps each of its threads busy for the backlog: a block queued
     // behind that must still end with everyone else.
-    const double seconds = std::min(remaining / k_factor, remaining - backlog_seconds(w, per_thread));
+    double seconds = std::min(remaining / k_factor, remaining - backlog_seconds(w, per_thread));
+    // Slow start: while the job is young, workers are still joining and the remaining time is
+    // overestimated; no block may take longer than the job has run so far.
+    seconds = std::min(seconds, pool.age);
     const double work = std::max(seconds, floor_seconds(w, pool)) * per_thread;
     return w.work_per_second > 0 ? work : std::min(work, probe);
   }

@@ -47,6 +47,7 @@ struct PoolView {
   double known_work_per_second = 0;
   int known_threads = 0;
   double slowest_thread_work_per_second = 0;  // the slowest measured thread (0: none)
+  Seconds age = 0;  // since the first worker joined
 };
 
 struct SizeChange {

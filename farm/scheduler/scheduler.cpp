@@ -87,6 +87,7 @@ void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads) {
   m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
   if (w.id == id) forget_speed(w);
   m_deadlines.erase({w.indexed_deadline, id});
+  if (m_first_join < 0) m_first_join = now;
   w.id = id;
   w.threads = std::max(1, threads);
   m_total_threads += w.threads;
@@ -154,7 +155,7 @@ WorkerView Scheduler::view_of(const Worker& w) const {
   return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second, w.rtt, w.held_work};
 }
 
-PoolView Scheduler::pool_view() const {
+PoolView Scheduler::pool_view(Seconds now) const {
   return {m_pending_pixels,
           std::max(1, total_threads()),
           std::max<size_t>(1, m_workers.size()),
@@ -162,7 +163,8 @@ PoolView Scheduler::pool_view() const {
           std::max(0.0, m_outstanding_work),
           std::max(0.0, m_known_speed),
           m_known_threads,
-          m_thread_speeds.empty() ? 0.0 : *m_thread_speeds.begin()};
+          m_thread_speeds.empty() ? 0.0 : *m_thread_speeds.begin(),
+          m_first_join >= 0 ? std::max(0.0, now - m_first_join) : 0.0};
 }
 
 void Scheduler::forget_speed(const Worker& w) {
@@ -206,7 +208,7 @@ Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds n
 std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   if (m_pool.empty()) return std::nullopt;
   const WorkerView view = view_of(w);
-  const PoolView pool = pool_view();
+  const PoolView pool = pool_view(now);
   int size = m_policy->assignment_size(view, pool, m_config.min_block);
   if (size <= 0 && !w.leases.empty()) return std::nullopt;  // the policy holds off; it will ask again
   size = std::max(1, size);
@@ -303,7 +305,7 @@ std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int cred
   Worker& w = it->second;
   w.last_seen = std::max(w.last_seen, now);
   // A peer cannot pin the pool by asking for more than it could possibly render soon.
-  const int cap = std::min(max_leases_per_worker(w.threads), m_policy->max_in_flight(view_of(w), pool_view()));
+  const int cap = std::min(max_leases_per_worker(w.threads), m_policy->max_in_flight(view_of(w), pool_view(now)));
   credits = std::min(credits, cap - static_cast<int>(w.leases.size()));
   for (int i = 0; i < credits; ++i) {
     std::optional<Assignment> a = assign_from_pool(w, now);

@@ -151,7 +151,7 @@ class Scheduler {
   std::vector<WorkerId> do_tick(Seconds now);
 
   WorkerView view_of(const Worker& w) const;
-  PoolView pool_view() const;
+  PoolView pool_view(Seconds now) const;
   Seconds wait_for(const Worker& w) const;
   std::optional<Assignment> assign_from_pool(Worker& w, Seconds now);
   std::optional<Assignment> assign_copy(Worker& w, Seconds now);
@@ -192,6 +192,7 @@ class Scheduler {
   int64_t m_completed_pixels = 0;
   int64_t m_pending_pixels = 0;
   double m_pending_work = 0, m_outstanding_work = 0;
+  Seconds m_first_join = -1;  // when the first worker joined (-1: none yet)
   double m_known_speed = 0;  // summed work_per_second of workers with one
   int m_known_threads = 0;   // their threads
   std::multiset<double> m_thread_speeds;  // per-thread speed of each worker with one

@@ -400,12 +400,17 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   pool.known_work_per_second = 5000;  // 4000 + 1000, two threads each
   pool.known_threads = 4;
   pool.slowest_thread_work_per_second = 500;
+  pool.age = 1000;  // long past the slow start
   WorkerView fast{1, 64, 2, 4.0, 0, 4000, 0, 0}, slow{2, 64, 2, 4.0, 0, 1000, 0, 0};
   // Each block takes (4e6 / 5000 per s) / 2 = 400 s on its worker: fast per thread 2000/s
   // -> 800,000; slow 500/s -> 200,000.
   CHECK(policy->assignment_work(fast, pool) == doctest::Approx(800'000));
   CHECK(policy->assignment_work(slow, pool) == doctest::Approx(200'000));
   CHECK(policy->assignment_size(fast, pool, 4) == 64);  // sizes only cap at S0
+  // Slow start: no block longer than the job's age (10 s at 2000/s per thread).
+  pool.age = 10;
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(20'000));
+  pool.age = 1000;
   // Half the work left: half the work per block; half of what is out counts as left.
   pool.pending_work = 1'000'000;
   pool.outstanding_work = 2'000'000;
