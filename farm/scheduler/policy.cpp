@@ -79,10 +79,8 @@ class FactoringPolicy : public Policy {
   }
 
   double assignment_work(const WorkerView& w, const PoolView& pool) const override {
-    // A probe for a worker not measured yet: a quarter of an equal share of half the work per
-    // thread (guided self-scheduling would give the whole share, too much for a slow worker).
-    const double probe = left_work(pool) / (4 * k_factor * std::max(1, pool.total_threads));
     const double per_thread = thread_speed(w, pool);
+    double probe = probe_work(pool);
     if (!(per_thread > 0)) return probe;
     const double remaining = remaining_seconds(pool);
     // What it holds already keeps each of its threads busy for the backlog: a block queued
@@ -96,6 +94,15 @@ class FactoringPolicy : public Policy {
   }
 
  private:
+  // The first block of a worker not measured yet: a quarter of an equal share of half the work
+  // per thread (guided self-scheduling would give the whole share, too much for a slow worker),
+  // and no more than an average block of 4 x min_block a side: it is there to measure speed.
+  static double probe_work(const PoolView& pool) {
+    const double share = left_work(pool) / (4 * k_factor * std::max(1, pool.total_threads));
+    if (pool.pending_pixels <= 0) return share;
+    const double side = 4.0 * pool.min_block;
+    return std::min(share, pool.pending_work / static_cast<double>(pool.pending_pixels) * side * side);
+  }
   static double backlog_seconds(const WorkerView& w, double per_thread) {
     return w.held_work / (per_thread * std::max(1, w.threads));
   }

@@ -48,6 +48,7 @@ struct PoolView {
   int known_threads = 0;
   double slowest_thread_work_per_second = 0;  // the slowest measured thread (0: none)
   Seconds age = 0;  // since the first worker joined
+  int min_block = 4;
 };
 
 struct SizeChange {

@@ -164,7 +164,8 @@ PoolView Scheduler::pool_view(Seconds now) const {
           std::max(0.0, m_known_speed),
           m_known_threads,
           m_thread_speeds.empty() ? 0.0 : *m_thread_speeds.begin(),
-          m_first_join >= 0 ? std::max(0.0, now - m_first_join) : 0.0};
+          m_first_join >= 0 ? std::max(0.0, now - m_first_join) : 0.0,
+          m_config.min_block};
 }
 
 void Scheduler::forget_speed(const Worker& w) {

@@ -380,15 +380,16 @@ Assignment deliver_and_ask(Scheduler& s, WorkerId w, AttemptId attempt, double n
 
 }  // namespace
 
-TEST_CASE("factoring: before any speed is known, a probe of an eighth of an equal share per thread") {
+TEST_CASE("factoring: before any speed is known, a small probe block") {
   SchedulerConfig c = config(256, 256, 128, PolicyKind::factoring);
   Scheduler s(c);
   s.worker_joined(1, 0, 2);
   s.worker_joined(2, 0, 2);
-  // 65536 px / (4 * 2 * 4 threads) = 2048 px: carved 128 -> 64 -> 32 (1024 px).
+  // min(65536 px / (4 * 2 * 4 threads), an average 16 x 16 block (4 x min_block a side)):
+  // carved 128 -> 64 -> 32 -> 16.
   auto a = s.request(1, 0, 1);
   REQUIRE(a.size() == 1);
-  CHECK(a[0].block.size() == 32);
+  CHECK(a[0].block.size() == 16);
 }
 
 TEST_CASE("factoring: block work follows the worker's measured speed and the work left") {
