@@ -34,7 +34,9 @@ const std::atomic<bool>* install_stop_flag() {
 }
 
 void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
-  cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square)")->check(CLI::Range(1, 4096));
+  CLI::Option* block = cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square; "
+                                      "default 32, and 128 with --policy factoring, which carves by predicted cost)")
+                           ->check(CLI::Range(1, 4096));
   cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(CLI::Range(1, 4096));
   cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
       ->check(CLI::Range(0.001, 1e6));
@@ -46,6 +48,9 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
   cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed, adaptive or factoring")
       ->transform(CLI::CheckedTransformer(policies))
       ->default_str(policy_name(o.policy));
+  cmd.parse_complete_callback([&o, block] {
+    if (block->count() == 0 && o.policy == PolicyKind::factoring) o.block_size = k_factoring_block_size;
+  });
 }
 
 // How fast a silent worker is declared dead (interval x liveness).

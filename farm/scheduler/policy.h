@@ -79,6 +79,9 @@ class Policy {
 };
 
 std::unique_ptr<Policy> make_policy(PolicyKind kind);
+// S0 of the factoring policy unless given: only a cap, since it carves by predicted cost, and
+// large enough that blocks never have to be smaller than they need to (results/sim/scale_study.md).
+constexpr int k_factoring_block_size = 128;
 // Every policy, in the order the CLI lists them.
 constexpr PolicyKind k_all_policies[] = {PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive, PolicyKind::factoring};
 const char* policy_name(PolicyKind kind);

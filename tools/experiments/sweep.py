@@ -9,11 +9,16 @@ reported too.
 
 Lower bound of a run: total work / total worker speed = single_s / sum(measured speeds), and never
 below the longest accepted block moved to the fastest node. Efficiency = lower bound / window.
+`lower_bound_join_s` counts each worker only from its join; `honest_bound_s` only from its first
+assignment (after its start-up, scene load and first request), until it died or left, with the
+longest block on the worker that could end it first (tools/farmtools/bounds.py, the definitions of
+farm/control/makespan_bound.h).
 """
 import csv
 import datetime
 import hashlib
 import itertools
+import math
 import os
 import statistics
 import sys
@@ -21,11 +26,14 @@ import time
 
 from cluster import RunFailed
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from farmtools import bounds  # noqa: E402
+
 COLUMNS = ["experiment", "run_key", "rep", "scene", "width", "height", "spp", "mode", "policy", "block", "min_block",
            "wait", "max_copies", "cluster", "workers", "speeds", "network", "threads", "makespan_s", "window_s",
            "single_s", "speedup", "ideal_speedup", "lower_bound_s", "efficiency", "blocks", "halvings", "regrowths",
            "reassignments", "late_results", "bytes_in", "bytes_out", "idle_frac", "rtt_us", "identical",
-           "measured_speed", "lower_bound_join_s", "date"]
+           "measured_speed", "lower_bound_join_s", "date", "honest_bound_s"]
 
 CALIBRATION_SCENE = ("chess2", 160, 120, 8)
 
@@ -48,6 +56,9 @@ class Sweep:
         if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
             with open(csv_path, newline="") as f:
                 reader = csv.DictReader(f)
+                if reader.fieldnames == COLUMNS[:len(reader.fieldnames or [])] and reader.fieldnames:
+                    self._upgrade(list(reader), csv_path)  # an older sweep: new columns left empty
+                    return self.__init__(csv_path, runner, scenes_dir, clusters, calibration, log)
                 if reader.fieldnames != COLUMNS:
                     raise SystemExit(f"{csv_path}: columns differ from this version of the sweep "
                                      f"(move the file away to start a new one)")
@@ -61,6 +72,17 @@ class Sweep:
         self.started = time.monotonic()
 
     # ---------------------------------------------------------------- bookkeeping
+    @staticmethod
+    def _upgrade(rows, csv_path):
+        """Rewrites a CSV of an earlier version (a prefix of COLUMNS) with today's header."""
+        tmp = csv_path + ".upgrade"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            for row in rows:
+                w.writerow({k: row.get(k, "") for k in COLUMNS})
+        os.replace(tmp, csv_path)
+
     def _append(self, row):
         row = {k: fmt(row.get(k)) for k in COLUMNS}
         row["date"] = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
@@ -202,23 +224,29 @@ def summarise(st, single_s, speeds, cluster, threads):
     fastest = max(speeds)
     longest = max(b["render_seconds"] * by_id.get(b["worker"], 1.0) / fastest for b in acc)
     lower = max(single_s / total_speed, longest)
-    # The same bound with each worker counted only from its join (slow nodes start slowly too):
-    # the T with sum_i s_i * max(0, T - join_i) = work, found by bisection.
-    joins = [(max(0.0, w["joined"] - first), by_id[w["id"]]) for w in st["workers"]]
-    lo, hi = 0.0, single_s / min(s for _, s in joins) + max(j for j, _ in joins) + 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if sum(s * max(0.0, mid - j) for j, s in joins) < single_s:
-            lo = mid
-        else:
-            hi = mid
-    lower_join = max(hi, longest)
+    # The same bound with each worker counted only from its join (slow nodes start slowly too),
+    # and the honest one: from its first assignment, until it died or left.
+    ws = sorted(st["workers"], key=lambda w: w["id"])
+    joins = [bounds.Worker(max(0.0, w["joined"] - first), by_id[w["id"]]) for w in ws]
+    lower_join = max(bounds.fluid(joins, single_s), longest)
+    first_lease = {}
+    for b in st["blocks"]:
+        first_lease[b["worker"]] = min(first_lease.get(b["worker"], b["assigned"]), b["assigned"])
+    honest_workers = [bounds.Worker(max(0.0, first_lease.get(w["id"], w["joined"]) - first), by_id[w["id"]],
+                                    end=(w["left"] - first) if w["left"] >= 0 else math.inf) for w in ws]
+    # Not the longest accepted block (a policy choosing big blocks would raise its own bound):
+    # the densest accepted block's cost per pixel times a min-block's pixels. Some min-block
+    # inside that block is at least as dense, so some block of any run costs at least this.
+    side = st.get("min_block", 4)
+    densest = max(b["render_seconds"] * by_id.get(b["worker"], 1.0) / max(1, b["width"] * b["height"]) for b in acc)
+    honest = bounds.honest(honest_workers, single_s, densest * side * side)
     busy = sum(w["busy_seconds"] for w in st["workers"])
     alive = sum(max(0.0, ((w["left"] if w["left"] >= 0 else st["makespan_seconds"]) - w["joined"])) * w["threads"]
                 for w in st["workers"])
     return {"makespan_s": st["makespan_seconds"], "window_s": window, "single_s": single_s,
             "speedup": single_s / window, "ideal_speedup": single_s / lower, "lower_bound_s": lower,
-            "efficiency": lower / window, "lower_bound_join_s": lower_join, "blocks": len(acc),
+            "efficiency": lower / window, "lower_bound_join_s": lower_join, "honest_bound_s": honest,
+            "blocks": len(acc),
             "halvings": sum(1 for d in st["decisions"] if d["to"] < d["from"]),
             "regrowths": sum(1 for d in st["decisions"] if d["to"] > d["from"]),
             "reassignments": st["reassignments"], "late_results": st["late_results"],
