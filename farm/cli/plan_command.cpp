@@ -57,7 +57,7 @@ void print_plan(const Plan& p, int top) {
   for (const PlanCandidate& c : p.ranked) {
     if (shown++ >= top) break;
     std::printf("  %-9s %6d %8s %14.2f %14.2f%s\n", policy_name(c.policy), c.block,
-                c.policy == PolicyKind::fixed ? "-" : (std::to_string(c.wait).substr(0, 4)).c_str(), c.window, c.makespan,
+                c.wait == 0 ? "-" : (std::to_string(c.wait).substr(0, 4)).c_str(), c.window, c.makespan,
                 c.completed ? "" : "  (did not finish)");
   }
 }
@@ -65,7 +65,7 @@ void print_plan(const Plan& p, int top) {
 SchedulerConfig to_scheduling(const PlanCandidate& c, SchedulerConfig s) {
   s.policy = c.policy;
   s.block_size = c.block;
-  if (c.policy != PolicyKind::fixed) s.base_wait = c.wait;
+  if (c.wait > 0) s.base_wait = c.wait;
   s.min_block = std::min(s.min_block, c.block);
   return s;
 }
@@ -95,7 +95,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   }
   const PlanCandidate& best = p.ranked.front();
   std::printf("Recommended: --policy %s --block %d", policy_name(best.policy), best.block);
-  if (best.policy != PolicyKind::fixed) std::printf(" --wait %g", best.wait);
+  if (best.wait > 0) std::printf(" --wait %g", best.wait);
   std::printf("  (predicted render window %.2f s)\n", best.window);
   return k_exit_ok;
 }

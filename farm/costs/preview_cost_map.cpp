@@ -4,6 +4,7 @@
 #include <tbb/info.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "costs/cost_map_render.h"
@@ -12,26 +13,33 @@
 
 namespace farm {
 
-CostMap preview_cost_map(const rt::SceneDesc& desc, int frame, int full_tile, const PreviewOptions& options) {
-  const rt::RenderSettings& full = desc.settings;
+PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const PreviewSettings& preview) {
+  const auto t0 = std::chrono::steady_clock::now();
   rt::SceneDesc small = desc;
-  const int divisor = std::max(1, options.divisor);
-  // The same aspect, at least 16 px on the short side when the image allows it.
-  const int shortest = std::min(full.width, full.height);
-  const int d = std::max(1, std::min(divisor, shortest / 16));
-  small.settings.width = std::max(1, full.width / d);
-  small.settings.height = std::max(1, full.height / d);
-  small.settings.spp = 1;
-  const int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
+  rt::RenderSettings& s = small.settings;
+  s.width = std::max(1, desc.settings.width / std::max(1, preview.scale));
+  s.height = std::max(1, desc.settings.height / std::max(1, preview.scale));
+  s.spp = preview.spp > 0 ? std::clamp(preview.spp, 1, desc.settings.spp) : std::min(desc.settings.spp, 8);
+  const int threads = preview.threads > 0 ? preview.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   rt::LoadOptions load;
   load.embree_threads = threads;
   std::unique_ptr<rt::Scene> scene = rt::load_scene(small, load);
-  CostMap map(small.settings.width, small.settings.height, std::max(1, options.tile), 1);
-  std::vector<float> rgba(static_cast<size_t>(small.settings.width) * small.settings.height * 4);
+  // Tiles of 4 preview pixels are scale x 4 full pixels: fine enough for blocks down to 8.
+  CostMap map(s.width, s.height, 4, 1);
+  std::vector<float> rgba(static_cast<size_t>(s.width) * s.height * 4);
   render_frame_with_costs(*scene, frame, rgba.data(), map, 1);
-  // Back to full size: every pixel then carries the cost of the full job's samples.
-  return map.scaled(full.width, full.height, std::max(1, full.spp), std::max(1, full_tile));
+  PreviewResult r;
+  r.width = s.width;
+  r.height = s.height;
+  r.spp = s.spp;
+  const double work_factor = static_cast<double>(desc.settings.spp) / s.spp;
+  r.map = map.scaled(desc.settings.width, desc.settings.height, work_factor, 4);
+  r.map.note = "preview " + std::to_string(s.width) + "x" + std::to_string(s.height) + " spp " + std::to_string(s.spp) +
+               " scaled to " + std::to_string(desc.settings.width) + "x" + std::to_string(desc.settings.height) +
+               " spp " + std::to_string(desc.settings.spp);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 }  // namespace farm

@@ -1,8 +1,7 @@
-// A cheap preview of where a frame's render time goes, for a scheduler that sizes blocks by
-// predicted cost (the factoring policy): the scene rendered at a fraction of its resolution
-// with one sample per pixel, each tile timed, then resampled to the full resolution. Costs are
-// in the preview's own unit; the scheduler measures worker speeds in that same unit, so only
-// the relative costs matter.
+// A cheap preview of where a frame's render time goes: the scene rendered at a fraction of its
+// resolution and samples, each tile timed, the map rescaled to the full job. `farm plan` feeds it
+// to the simulator; the master's factoring policy sizes blocks by it (relative costs are what
+// matter there: the scheduler measures worker speeds in the map's unit).
 #pragma once
 
 #include "costs/cost_map.h"
@@ -10,14 +9,23 @@
 
 namespace farm {
 
-struct PreviewOptions {
-  int divisor = 4;     // preview side = full side / divisor (at least 16 px)
-  int threads = 0;     // 0: all
-  int tile = 8;        // preview pixels per measured tile
+struct PreviewSettings {
+  int scale = 4;  // preview resolution = full / scale on each axis
+  // Preview samples per pixel, 0 = min(spp, 8); costs are scaled by full spp / this. Fewer
+  // samples over-predict (per-pixel work does not scale with spp): +13% at 2 spp against 8,
+  // +7% at 8 spp and a quarter of the resolution (results/cost_map_scaling.md).
+  int spp = 0;
+  int threads = 0;
 };
 
-// One frame of `desc` (its first by default), at full resolution in tiles of `full_tile`.
-// Throws rt::SceneError or std::runtime_error when the scene cannot be loaded.
-CostMap preview_cost_map(const rt::SceneDesc& desc, int frame, int full_tile, const PreviewOptions& options = {});
+struct PreviewResult {
+  CostMap map;           // at the full job's resolution, costs scaled to its spp
+  double wall_seconds = 0;
+  int width = 0, height = 0, spp = 0;
+};
+
+// Renders frame `frame` of `desc` at the preview settings, tile costs measured, and rescales
+// the map to desc's resolution and spp. Throws what scene loading throws.
+PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const PreviewSettings& preview);
 
 }  // namespace farm

@@ -98,15 +98,17 @@ class Master {
 // The factoring policy sizes blocks by predicted cost: a preview of the first frame, costs
 // taken as the same for every frame (a first frame's hot spots are usually the animation's).
 void Master::use_preview_costs(SchedulerConfig& c) const {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto map = std::make_shared<const CostMap>(preview_cost_map(m_desc, m_frames.front(), 8));
+  // One sample per pixel at a quarter of the size: 1/(16 spp) of a frame's work, enough to
+  // rank regions by cost (results/cost_map_scaling.md measures how well previews predict).
+  PreviewResult preview = preview_cost_map(m_desc, m_frames.front(), PreviewSettings{4, 1, 0});
+  auto map = std::make_shared<const CostMap>(std::move(preview.map));
   c.block_cost = [map](const Block& b) {
     Block first = b;
     first.frame = 1;
     return map->cost(first);
   };
-  spdlog::info("preview for the factoring policy's block costs: {:.2f} s (--no-preview to skip)",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
+               preview.width, preview.height, preview.wall_seconds);
 }
 
 bool Master::setup() {

@@ -20,6 +20,11 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
   if (m_config.block_size < 1 || m_config.min_block < 1 || m_config.max_copies < 1) {
     throw std::invalid_argument("scheduler: block size, min block and max copies must be >= 1");
   }
+  // A waiting time or heartbeat of zero would put a deadline at every instant: the driver's
+  // clock would never move past it.
+  if (!(m_config.base_wait > 0) || !(m_config.heartbeat_interval > 0) || m_config.liveness < 1) {
+    throw std::invalid_argument("scheduler: waiting time, heartbeat interval and liveness must be positive");
+  }
   m_config.min_block = std::min(m_config.min_block, m_config.block_size);
   for (int frame : m_config.frames) {
     for (const Block& b : tile_frame(frame, m_config.width, m_config.height, m_config.block_size)) {

@@ -4,6 +4,7 @@
 #include <istream>
 #include <ostream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 
 namespace farm {
@@ -135,7 +136,13 @@ Status replay_trace(std::istream& trace) {
   std::string extra;
   if (head >> extra && extra == "block-cost")
     return Status::error("line 1: recorded with a block cost model, whose costs a trace does not hold; cannot replay");
-  Scheduler s(config);
+  std::unique_ptr<Scheduler> made;
+  try {
+    made = std::make_unique<Scheduler>(config);
+  } catch (const std::invalid_argument& e) {
+    return Status::error(std::string("line 1: ") + e.what());
+  }
+  Scheduler& s = *made;
   size_t decisions = 0;
   for (int n = 2; std::getline(trace, line); ++n) {
     const size_t colon = line.find(" : ");

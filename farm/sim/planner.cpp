@@ -1,45 +1,11 @@
 #include "sim/planner.h"
 
-#include <tbb/global_control.h>
-#include <tbb/info.h>
-
 #include <algorithm>
 #include <chrono>
 
-#include "render/render.h"
 #include "scheduler/policy.h"
-#include "costs/cost_map_render.h"
 
 namespace farm {
-
-PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const PreviewSettings& preview) {
-  const auto t0 = std::chrono::steady_clock::now();
-  rt::SceneDesc small = desc;
-  rt::RenderSettings& s = small.settings;
-  s.width = std::max(1, desc.settings.width / std::max(1, preview.scale));
-  s.height = std::max(1, desc.settings.height / std::max(1, preview.scale));
-  s.spp = preview.spp > 0 ? std::clamp(preview.spp, 1, desc.settings.spp) : std::min(desc.settings.spp, 8);
-  const int threads = preview.threads > 0 ? preview.threads : tbb::info::default_concurrency();
-  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
-  rt::LoadOptions load;
-  load.embree_threads = threads;
-  std::unique_ptr<rt::Scene> scene = rt::load_scene(small, load);
-  // Tiles of 4 preview pixels are scale x 4 full pixels: fine enough for blocks down to 8.
-  CostMap map(s.width, s.height, 4, 1);
-  std::vector<float> rgba(static_cast<size_t>(s.width) * s.height * 4);
-  render_frame_with_costs(*scene, frame, rgba.data(), map, 1);
-  PreviewResult r;
-  r.width = s.width;
-  r.height = s.height;
-  r.spp = s.spp;
-  const double work_factor = static_cast<double>(desc.settings.spp) / s.spp;
-  r.map = map.scaled(desc.settings.width, desc.settings.height, work_factor, 4);
-  r.map.note = "preview " + std::to_string(s.width) + "x" + std::to_string(s.height) + " spp " + std::to_string(s.spp) +
-               " scaled to " + std::to_string(desc.settings.width) + "x" + std::to_string(desc.settings.height) +
-               " spp " + std::to_string(desc.settings.spp);
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
 
 namespace {
 
@@ -48,9 +14,17 @@ PlanCandidate simulate_candidate(const CostMap& map, const ClusterSpec& cluster,
   o.scheduler.policy = policy;
   o.scheduler.block_size = block;
   o.scheduler.min_block = std::min(o.scheduler.min_block, block);
-  o.scheduler.base_wait = policy == PolicyKind::fixed ? 1e6 : wait;
+  // Neither fixed nor factoring acts on timeouts: a waiting time that never passes.
+  o.scheduler.base_wait = policy == PolicyKind::fixed || policy == PolicyKind::factoring ? 1e6 : wait;
+  if (policy == PolicyKind::factoring) {
+    // The master gives factoring its preview's costs; here the map is that preview.
+    o.scheduler.block_cost = [&map](Block b) {
+      b.frame = std::min(b.frame, map.frames());
+      return map.cost(b);
+    };
+  }
   std::vector<double> windows, makespans;
-  PlanCandidate c{policy, block, policy == PolicyKind::fixed ? 0 : wait};
+  PlanCandidate c{policy, block, policy == PolicyKind::fixed || policy == PolicyKind::factoring ? 0 : wait};
   for (int seed = 1; seed <= std::max(1, plan.seeds); ++seed) {
     o.seed = static_cast<uint64_t>(seed);
     SimResult r = simulate(map, expand_cluster(cluster, o.seed), o);
@@ -77,6 +51,10 @@ std::vector<PlanCandidate> rank_candidates(const CostMap& map, const ClusterSpec
   o.per_block_overhead = cluster.per_block_overhead;
   std::vector<PlanCandidate> out;
   for (PolicyKind policy : plan.policies) {
+    if (policy == PolicyKind::factoring) {  // no waiting time, and S0 is only its cap
+      out.push_back(simulate_candidate(map, cluster, o, plan, policy, k_factoring_block_size, 0));
+      continue;
+    }
     for (int block : plan.blocks) {
       if (policy == PolicyKind::fixed) {
         out.push_back(simulate_candidate(map, cluster, o, plan, policy, block, 0));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <stdexcept>
 
 #include "scheduler/scheduler.h"
 
@@ -524,4 +525,17 @@ TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip"
   for (int i = 0; i < 3; ++i) a = deliver_and_ask(s, 1, a.attempt, 1.0 + i);
   CHECK(a.block.size() >= 16);
   CHECK(s.policy().name() == std::string("factoring"));
+}
+
+TEST_CASE("scheduler: a zero waiting time, heartbeat or liveness is refused (its deadline would never pass)") {
+  SchedulerConfig c = config(64, 64, 32, PolicyKind::factoring);
+  c.base_wait = 0;
+  CHECK_THROWS_AS(Scheduler{c}, std::invalid_argument);
+  c = config(64, 64, 32);
+  c.heartbeat_interval = 0;
+  CHECK_THROWS_AS(Scheduler{c}, std::invalid_argument);
+  c = config(64, 64, 32);
+  c.liveness = 0;
+  CHECK_THROWS_AS(Scheduler{c}, std::invalid_argument);
+  CHECK_NOTHROW(Scheduler{config(64, 64, 32)});
 }

@@ -215,3 +215,10 @@ TEST_CASE("sim: a factoring run's trace replays; one with a block cost model is 
     if (with_costs) CHECK(replayed.message().find("cost model") != std::string::npos);
   }
 }
+
+TEST_CASE("sim: a trace header the scheduler refuses is an error, not an exception") {
+  std::istringstream zero_wait("config 64 64 32 4 0 2 1 1 3 8 1 1\n");
+  Status s = replay_trace(zero_wait);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("waiting time") != std::string::npos);
+}
