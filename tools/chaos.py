@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 
+POLICIES = ["fixed", "seed", "adaptive", "factoring"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 
@@ -84,7 +85,7 @@ class Round:
         self.width, self.height = rng.choice([(121, 91), (160, 120), (200, 150), (240, 180)])
         self.spp = rng.choice([150, 250, 400])
         self.block = rng.choice([8, 16, 32])
-        self.policy = rng.choice(["fixed", "seed", "adaptive"])
+        self.policy = rng.choice(args.policies)
         self.n_workers = rng.choice([4, 5, 6])
         self.faults = collections.Counter()
         self.references = references
@@ -325,6 +326,8 @@ def main():
     ap.add_argument("--fault-window", type=float, default=12.0, help="seconds of each round with faults")
     ap.add_argument("--out", default=os.path.join(ROOT, "results/chaos.md"))
     ap.add_argument("--keep", action="store_true", help="keep every round's folder")
+    ap.add_argument("--policies", type=lambda t: [p for p in t.split(",") if p], default=POLICIES,
+                    help=f"policies drawn from per round (default {','.join(POLICIES)})")
     args = ap.parse_args()
     if not os.path.exists(args.farm):
         sys.exit(f"no farm binary at {args.farm} (build first, or pass --farm)")
