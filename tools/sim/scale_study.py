@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""Scale study of the scheduler with the simulator (`farm sim`): 100, 1,000 and 10,000 workers,
-speeds spread 10x, one-way latencies 0-100 ms, some workers failing and some joining late, each
-policy against the ideal lower bound; plus the simulator's own speed.
+"""Scale study of the scheduler with the simulator (`farm sim`), weak scaling: 2 to 10,000
+workers, each job about 60 s long at its size, homogeneous and 10x-heterogeneous speeds on a LAN
+and a WAN, three cost maps (chess2, flat, a path-traced Cornell box), every policy measured
+against the honest lower bound (farm/control/makespan_bound.h).
 
-  tools/sim/scale_study.py --cost-map results/sim/chess2_640x480_spp8.costmap [--quick]
+  tools/sim/scale_study.py [--cost-map results/sim/chess2_640x480_spp8.costmap] [--quick]
 
-Writes results/sim/scale_study.csv, results/sim/scale_study.md and results/sim/plots/scale_*.png
-(--quick: a small run into build/scale-quick, for CI).
+Writes results/sim/scale_study.{csv,md} and results/sim/plots/scale_*.png (--quick: a small grid
+into build/scale-quick, for CI). The grid and its constants are in tools/sim/scale_grid.py.
 """
 import argparse
+import concurrent.futures
 import csv
 import datetime
 import json
@@ -19,142 +21,209 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import scale_grid as g  # noqa: E402
+import scale_report  # noqa: E402
 
-CLUSTER = """# scale study: {n} workers
-per_block_overhead_ms = 0.15
-[network]
-bandwidth_mbit = 100
+PT_MAP = "results/sim/cornell_320x240_spp32.costmap"
+PT_MAP_COMMAND = ("build/farm/farm single scenes/cornell.toml -o /tmp/cornell.png --width 320 --height 240 "
+                  "--spp 32 --threads 1 --cost-map " + PT_MAP)
+# Scenarios (cluster, network) run at the largest N: all four at 10,000 workers would take about
+# 40 minutes on 2 cores, so only the two extremes run there.
+LARGEST_SCENARIOS = (("hetero", "wan"), ("homo", "lan"))
+QUICK = dict(sizes=(10, 100), width=640, height=360, ideal_s=20.0, seeds=(1,), maps=("chess2", "flat"),
+             scenarios=(("hetero", "wan"), ("homo", "lan")))
+TIMEOUT_S = 900  # one sim's wall time before it counts as not completed
 
-[[group]]
-name = "steady"
-count = {steady}
-speed = [0.1, 1.0]
-latency_ms = [0, 100]
-startup = [0.2, 2.0]
-
-[[group]]
-name = "late"            # join while the job runs
-count = {late}
-speed = [0.1, 1.0]
-latency_ms = [0, 100]
-join = [0, {horizon}]
-
-[[group]]
-name = "failing"         # crash silently while the job runs
-count = {failing}
-speed = [0.1, 1.0]
-latency_ms = [0, 100]
-fail = [1, {horizon}]
-"""
-
-POLICIES = [("fixed", 16), ("fixed", 32), ("fixed", 64), ("seed", 64), ("adaptive", 64)]
+PATTERNS = {
+    "completed": r"Completed\s+(yes|NO)",
+    "makespan_s": r"Makespan \(master clock\)\s+(\S+) s",
+    "bound_plain_s": r"Plain bound\s+(\S+) s \(total work",
+    "work_s": r"total work (\S+) s",
+    "bound_honest_s": r"Honest bound\s+(\S+) s",
+    "blocks": r"Blocks\s+(\d+),",
+    "reassignments": r"(\d+) reassigned",
+    "late": r"(\d+) late",
+    "halvings": r"(\d+) halvings",
+    "lost": r"(\d+) workers lost",
+    "events": r"Events\s+(\d+) in",
+    "sim_seconds": r"Events\s+\d+ in (\S+) s",
+}
 
 
-def run_sim(farm, cost_map, cluster, args, stats):
-    cmd = [farm, "sim", "--cost-map", cost_map, "--cluster", cluster, "--stats", stats] + args
+def parse_output(text):
+    """The figures of `farm sim`'s printout (its --stats JSON runs to 500 MB at 10,000 workers)."""
+    out = {}
+    for key, pattern in PATTERNS.items():
+        m = re.search(pattern, text)
+        if not m:
+            raise ValueError(f"no {key} in farm sim's output:\n{text}")
+        v = m.group(1)
+        out[key] = v == "yes" if key == "completed" else (int(v) if v.isdigit() else float(v))
+    return out
+
+
+def run_one(job):
+    """Runs one sim (in a pool process); returns its CSV row."""
+    cmd = [job["farm"], "sim", "--cost-map", job["cost_map"], "--cluster", job["cluster_file"],
+           "--width", str(job["width"]), "--height", str(job["height"]), "--frames", str(job["frames"]),
+           "--work-factor", f"{job['work_factor']:.6g}", "--wait", str(g.WAIT_S), "--max-copies", str(g.MAX_COPIES),
+           "--seed", str(job["seed"])] + job["policy_args"]
     t0 = time.monotonic()
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall = time.monotonic() - t0
-    if out.returncode not in (0, 1):
-        raise SystemExit(f"farm sim failed: {' '.join(cmd)}\n{out.stdout}")
-    m = re.search(r"Events\s+(\d+) in ([\d.]+) s", out.stdout)
-    with open(stats) as f:
-        st = json.load(f)
-    return st, int(m.group(1)), float(m.group(2)), wall, out.stdout
+    try:
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+        text, code = out.stdout, out.returncode
+    except subprocess.TimeoutExpired:
+        text, code = None, "timeout"
+    row = {k: v for k, v in job.items() if k not in ("farm", "cost_map", "cluster_file", "policy_args")}
+    row["process_seconds"] = time.monotonic() - t0
+    if text is None or code not in (0, 1):
+        row.update(completed=False, error=f"exit {code}: {' '.join(cmd)}\n{text or ''}"[-2000:])
+        return row
+    row.update(parse_output(text))
+    ms, plain, honest = row["makespan_s"], row["bound_plain_s"], row["bound_honest_s"]
+    row["ratio_honest"] = ms / honest if row["completed"] and 0 < honest < float("inf") else None
+    row["ratio_plain"] = ms / plain if row["completed"] and plain > 0 else None
+    return row
 
 
-def analyse(st):
-    acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-    first = min(b["assigned"] for b in st["blocks"])
-    end = max(b["received"] for b in acc)
-    drained = max(b["assigned"] for b in st["blocks"] if not b["copy"])
-    return first, end, drained
+def build_jobs(args, maps, tmp, calibration_map):
+    q = QUICK if args.quick else None
+    sizes = q["sizes"] if q else g.SIZES
+    width, height = (q["width"], q["height"]) if q else (g.WIDTH, g.HEIGHT)
+    ideal = q["ideal_s"] if q else g.IDEAL_S
+    scenarios = q["scenarios"] if q else [(c, n) for c in g.CLUSTERS for n in g.NETWORKS]
+    jobs = []
+    for n in sizes:
+        seeds = g.SEEDS if n <= 1000 else g.SEEDS_LARGEST
+        seeds = q["seeds"] if q else seeds
+        for cluster, network in scenarios:
+            if not q and n == max(sizes) and (cluster, network) not in LARGEST_SCENARIOS:
+                continue
+            cluster_file = os.path.join(tmp, f"{cluster}_{network}_{n}.toml")
+            with open(cluster_file, "w") as f:
+                f.write(g.cluster_toml(n, cluster, network, ideal))
+            for seed in seeds:
+                speed = total_speed(args.farm, cluster_file, seed, calibration_map)
+                for name, path in maps.items():
+                    mw, mh, frame_cost = g.cost_map_summary(path)
+                    frames, factor = g.job_size(n, speed, frame_cost, mw * mh, width, height, ideal)
+                    for p in g.POLICIES:
+                        jobs.append(dict(map=name, cluster=cluster, network=network, workers=n, policy=p.label,
+                                         sched_policy=p.policy, block=p.block, cost_model="--cost-model" in p.extra,
+                                         seed=seed, width=width, height=height, frames=frames, work_factor=factor,
+                                         ideal_s=ideal, total_speed=speed, farm=args.farm, cost_map=path,
+                                         cluster_file=cluster_file, policy_args=p.args()))
+    return jobs
+
+
+def total_speed(farm, cluster_file, seed, cost_map):
+    """The total speed of the cluster as `seed` draws it (a one-block sim prints it, 3 digits)."""
+    out = subprocess.run([farm, "sim", "--cost-map", cost_map, "--cluster", cluster_file, "--width", "64",
+                          "--height", "64", "--frames", "1", "--policy", "fixed", "--block", "64", "--seed", str(seed)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    m = re.search(r"\(total speed (\S+)\)", out.stdout)
+    if not m:
+        raise SystemExit(f"scale_study: no total speed in farm sim's output:\n{out.stdout}")
+    return float(m.group(1))
+
+
+def expected_cost(job):
+    """A rough guess of a run's wall time, so the pool starts the longest first."""
+    return job["workers"] * (128 / job["block"] if job["sched_policy"] == "fixed" else 4)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--farm", default=os.path.join(ROOT, "build/farm/farm"))
-    ap.add_argument("--cost-map", required=True, help="a cost map (farm single --cost-map), rescaled to --width x --height")
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cost-map", default=os.path.join(ROOT, "results/sim/chess2_640x480_spp8.costmap"),
+                    help="the chess2 cost map (farm single --cost-map), rescaled to the study's image")
+    ap.add_argument("--pt-map", default=os.path.join(ROOT, PT_MAP), help="a path-traced scene's cost map")
+    ap.add_argument("--quick", action="store_true", help="a small grid in under a minute (CI)")
+    ap.add_argument("--jobs", type=int, default=2, help="sims at once (default 2)")
     ap.add_argument("--out", help="output folder (default results/sim, or build/scale-quick with --quick)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="no sims: remake the page and plots from OUT/scale_study.csv and its .meta.json")
     args = ap.parse_args()
     out_dir = args.out or os.path.join(ROOT, "build/scale-quick" if args.quick else "results/sim")
     os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
-    sizes = [20, 100] if args.quick else [100, 1000, 10000]
-    # A 4K frame at 16x the map's samples: enough work that 10,000 workers are not idle at once.
-    width, height, work = (640, 360, 4) if args.quick else (3840, 2160, 16)
-    frames = 2 if args.quick else 8
-    tmp = tempfile.mkdtemp(prefix="farm_scale_")
-    rows = []
-    for n in sizes:
-        late, failing = max(1, n // 20), max(1, n // 20)
-        steady = n - late - failing
-        horizon = 4 if args.quick else 30
-        cluster = os.path.join(tmp, f"cluster_{n}.toml")
-        with open(cluster, "w") as f:
-            f.write(CLUSTER.format(n=n, steady=steady, late=late, failing=failing, horizon=horizon))
-        for policy, block in POLICIES:
-            stats = os.path.join(tmp, f"stats_{n}_{policy}_{block}.json")
-            sim_args = ["--width", str(width), "--height", str(height), "--work-factor", str(work), "--frames", str(frames),
-                        "--policy", policy, "--block", str(block), "--wait", "2", "--max-copies", "2", "--seed", "1"]
-            st, events, sim_wall, wall, text = run_sim(args.farm, args.cost_map, cluster, sim_args, stats)
-            first, end, drained = analyse(st)
-            # Lower bound from `farm sim`: total work / total speed, never below the costliest block at the fastest worker.
-            bound = float(re.search(r"Lower bound\s+([\d.]+) s", text).group(1))
-            row = dict(workers=n, policy=policy, block=block, makespan_s=end, window_s=end - first, lower_bound_s=bound,
-                       ratio=(end - first) / bound, tail_s=end - drained, blocks=st["blocks_completed"],
-                       reassignments=st["reassignments"], halvings=sum(1 for d in st["decisions"] if d["to"] < d["from"]),
-                       died=sum(1 for w in st["workers"] if w["died"]), events=events, sim_seconds=sim_wall,
-                       events_per_s=events / sim_wall if sim_wall > 0 else 0, process_seconds=wall,
-                       completed=st.get("completed", True))
-            rows.append(row)
-            print(f"{n:6d} workers {policy:8s} S0={block:3d}: window {row['window_s']:8.2f} s, bound {bound:7.2f} s "
-                  f"(x{row['ratio']:.2f}), tail {row['tail_s']:6.2f} s, {events} events in {sim_wall:.2f} s "
-                  f"({row['events_per_s'] / 1e6:.2f} M/s), {row['died']} died", flush=True)
-    with open(os.path.join(out_dir, "scale_study.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    plot(rows, os.path.join(out_dir, "plots"))
-    cmd = "tools/sim/scale_study.py --cost-map " + os.path.relpath(args.cost_map, ROOT) + (" --quick" if args.quick else "")
-    with open(os.path.join(out_dir, "scale_study.md"), "w") as f:
-        f.write(f"# Scale study (simulated)\n\nCommand: `{cmd}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \n"
-                f"Image: {width}x{height}, {frames} frames, costs from `{os.path.relpath(args.cost_map, ROOT)}` rescaled, "
-                f"x{work} work. Workers: speeds uniform in 0.1..1.0 (10x spread), one-way latency uniform in 0..100 ms, "
-                f"100 Mbit/s; 5% join during the first {horizon} s, 5% fail silently during it. Wait 2 s, max copies 2, "
-                "heartbeat 1 s x liveness 3.\n\n"
-                "Lower bound = total work / total speed of every worker (failing ones included, so the bound is "
-                "optimistic), never below the costliest block rendered at the fastest worker's speed. Tail = last result - last fresh assignment (the drain).\n\n"
-                "| workers | policy | S0 | window (s) | lower bound (s) | window / bound | tail (s) | blocks | reassigned "
-                "| halvings | died | events | sim time (s) | M events/s |\n|" + "---|" * 14 + "\n")
-        for r in rows:
-            f.write(f"| {r['workers']} | {r['policy']} | {r['block']} | {r['window_s']:.2f} | {r['lower_bound_s']:.2f} | "
-                    f"{r['ratio']:.2f} | {r['tail_s']:.2f} | {r['blocks']} | {r['reassignments']} | {r['halvings']} | "
-                    f"{r['died']} | {r['events']} | {r['sim_seconds']:.2f} | {r['events_per_s'] / 1e6:.2f} |\n")
-        f.write("\n![window / bound](plots/scale_ratio.png)\n![tail](plots/scale_tail.png)\n")
-    print(f"wrote {os.path.relpath(out_dir, ROOT)}/scale_study.md")
+    csv_path = os.path.join(out_dir, "scale_study.csv")
+    meta_path = os.path.join(out_dir, "scale_study.meta.json")
+    if not args.report_only:
+        run_grid(args, csv_path, meta_path)
+    rows = g.add_vs_best_fixed(g.read_rows(csv_path))  # the CSV's own columns, from the same function
+    with open(meta_path) as f:
+        meta = json.load(f)
+    scale_report.write_markdown(rows, os.path.join(out_dir, "scale_study.md"), meta)
+    scale_report.plot(rows, os.path.join(out_dir, "plots"))
+    failed = sum(1 for r in rows if not r["completed"])
+    print(f"scale_study: {len(rows)} sims, {meta['wall_s'] / 60:.1f} min ({failed} did not complete: a result, "
+          f"not an error); wrote {os.path.relpath(out_dir, ROOT)}/scale_study.md")
+    crashed = [r for r in rows if r.get("error")]
+    if crashed:
+        print(f"scale_study: {len(crashed)} sims crashed, e.g.:\n{crashed[0]['error']}", file=sys.stderr)
+        return 1
     return 0
 
 
-def plot(rows, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    for metric, label, name in (("ratio", "window / lower bound", "scale_ratio"), ("tail_s", "tail (s)", "scale_tail")):
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for policy, block in POLICIES:
-            pts = [(r["workers"], r[metric]) for r in rows if r["policy"] == policy and r["block"] == block]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{policy} S0={block}")
-        ax.set_xscale("log")
-        ax.set_xlabel("workers")
-        ax.set_ylabel(label)
-        ax.set_title(f"Simulated scale study: {label}")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name + ".png"), dpi=120)
-        plt.close(fig)
+def run_grid(args, csv_path, meta_path):
+    """Every sim of the grid, two at once; writes the CSV (one row per sim) and the run's facts."""
+    if not os.access(args.farm, os.X_OK):
+        raise SystemExit(f"scale_study: no farm binary at {args.farm} (build it: ninja -C build farm)")
+    tmp = tempfile.mkdtemp(prefix="farm_scale_")
+    flat = os.path.join(tmp, "flat.costmap")
+    with open(flat, "w") as f:
+        f.write(g.flat_cost_map())
+    maps = {"chess2": args.cost_map, "flat": flat, "cornell": args.pt_map}
+    if args.quick:
+        maps = {k: v for k, v in maps.items() if k in QUICK["maps"]}
+    jobs = sorted(build_jobs(args, maps, tmp, flat), key=expected_cost, reverse=True)
+    print(f"scale_study: {len(jobs)} sims, {args.jobs} at once", flush=True)
+    t0 = time.monotonic()
+    rows = []
+    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for done in concurrent.futures.as_completed([pool.submit(run_one, j) for j in jobs]):
+            row = done.result()
+            rows.append(row)
+            r = row.get("ratio_honest")
+            print(f"[{len(rows):4d}/{len(jobs)} {time.monotonic() - t0:6.0f} s] {row['map']:7s} {row['cluster']:6s} "
+                  f"{row['network']} N={row['workers']:<5d} {row['policy']:13s} seed {row['seed']}: "
+                  + (f"x{r:.3f} of the honest bound" if r else "DID NOT COMPLETE")
+                  + f" ({row['process_seconds']:.1f} s)", flush=True)
+    total = time.monotonic() - t0
+    g.add_vs_best_fixed(rows)
+    rows.sort(key=lambda r: (r["map"], r["cluster"], r["network"], r["workers"],
+                             [p.label for p in g.POLICIES].index(r["policy"]), r["seed"]))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=g.FIELDS)
+        w.writeheader()
+        w.writerows({k: _cell(r.get(k)) for k in g.FIELDS} for r in rows)
+    cmd = "tools/sim/scale_study.py" + (" --quick" if args.quick else "") + \
+        (f" --cost-map {os.path.relpath(args.cost_map, ROOT)}" if args.quick else "")
+    meta = dict(command=cmd, date=f"{datetime.datetime.now():%Y-%m-%d %H:%M}", wall_s=total, jobs=args.jobs,
+                commit=_commit(), maps={k: os.path.relpath(v, ROOT) if k != "flat" else None for k, v in maps.items()},
+                quick=args.quick, pt_map_command=PT_MAP_COMMAND, ideal_s=QUICK["ideal_s"] if args.quick else g.IDEAL_S)
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
+def _cell(v):
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "" if v is None else v
+
+
+def _commit():
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE, text=True)
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "farm"],
+                               stdout=subprocess.PIPE, text=True).stdout.strip()
+        return out.stdout.strip() + (" (farm/ modified)" if dirty else "")
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":
