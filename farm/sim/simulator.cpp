@@ -411,9 +411,15 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
   double work = 0;
   for (int frame : c.frames) work += costs.frame_total(std::clamp(frame, 1, costs.frames()));
   // Blocks are never merged: at least one per initial tile, each with the worker's own cost.
+  // That cost is seconds whatever the worker's speed, so in work units it is worth at least
+  // what the slowest thread would render meanwhile.
   const double columns = std::ceil(static_cast<double>(c.width) / c.block_size);
   const double rows = std::ceil(static_cast<double>(c.height) / c.block_size);
-  work += columns * rows * static_cast<double>(c.frames.size()) * o.per_block_overhead;
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const SimWorkerSpec& s : workers)
+    if (s.speed > 0) slowest = std::min(slowest, s.speed);
+  if (std::isfinite(slowest))
+    work += columns * rows * static_cast<double>(c.frames.size()) * o.per_block_overhead * slowest;
   std::vector<BoundWorker> bw;
   bw.reserve(workers.size());
   for (const SimWorkerSpec& s : workers) {
@@ -427,7 +433,9 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
     bw.push_back(b);
   }
   if (work_out) *work_out = work;
-  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + o.per_block_overhead);
+  // The costliest block's own overhead is seconds too: at least the slowest thread's work.
+  const double overhead = std::isfinite(slowest) ? o.per_block_overhead * slowest : 0.0;
+  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + overhead);
 }
 
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options) {

@@ -96,3 +96,27 @@ TEST_CASE("no simulated run beats the honest bound") {
     CHECK(res.makespan >= res.bound.honest());
   }
 }
+
+TEST_CASE("no simulated run beats the honest bound, even when the per-block cost dwarfs a slow worker's render") {
+  // The block overhead is seconds whatever the speed: counted as work it must be the slowest
+  // thread's worth of it, or a slow cluster finishes below its own bound.
+  CostMap map(64, 64, 8, 1);
+  for (int r = 0; r < map.rows(); ++r)
+    for (int c = 0; c < map.columns(); ++c) map.at(1, c, r) = 0.001;
+  for (double speed : {0.05, 0.3, 1.0}) {
+    CAPTURE(speed);
+    SimWorkerSpec w;
+    w.name = "slow";
+    w.speed = speed;
+    w.startup = 0;
+    w.latency = 0;
+    SimOptions o;
+    o.scheduler.width = o.scheduler.height = 64;
+    o.scheduler.block_size = 8;
+    o.scheduler.policy = PolicyKind::fixed;
+    o.per_block_overhead = 0.02;  // 64 blocks x 20 ms, against 64 ms of work at speed 1
+    SimResult res = simulate(map, {w, w}, o);
+    REQUIRE(res.completed);
+    CHECK(res.makespan >= res.bound.honest());
+  }
+}
