@@ -208,7 +208,7 @@ def write_markdown(rows, path, meta):
             cells.append(f"{statistics.median(t):.1f} / {max(t):.1f}" if t else "")
         cnt = sum(1 for r in rows if int(r["workers"]) == n)
         doc.append(f"| {n} | {cnt} | " + " | ".join(cells) + " |")
-    doc.append("\n## What the data shows\n\nComputed from the tables above (medians of makespan / honest bound):\n")
+    doc.append("\n## What the data shows\n\nComputed from the runs above (medians over seeds):\n")
     doc.append(findings(rows, summary))
     doc.append("\n" + "\n".join(f"![{m}](plots/scale_{m}.png)" for m in sorted({r['map'] for r in rows}))
                + "\n![simulator time](plots/scale_simtime.png)\n")

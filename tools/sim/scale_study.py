@@ -179,9 +179,9 @@ def run_grid(args, csv_path, meta_path):
     maps = {"chess2": args.cost_map, "flat": flat, "cornell": args.pt_map}
     if args.quick:
         maps = {k: v for k, v in maps.items() if k in QUICK["maps"]}
+    t0 = time.monotonic()  # the wall time reported includes the clusters' speed calibration
     jobs = sorted(build_jobs(args, maps, tmp, flat), key=expected_cost, reverse=True)
     print(f"scale_study: {len(jobs)} sims, {args.jobs} at once", flush=True)
-    t0 = time.monotonic()
     rows = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for done in concurrent.futures.as_completed([pool.submit(run_one, j) for j in jobs]):
@@ -217,13 +217,15 @@ def _cell(v):
 
 
 def _commit():
+    """HEAD, and the last commit that changed the simulator's sources (what the results depend on)."""
+    def git(*a):
+        return subprocess.run(["git", "-C", ROOT] + list(a), stdout=subprocess.PIPE, text=True).stdout.strip()
     try:
-        out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE, text=True)
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "farm"],
-                               stdout=subprocess.PIPE, text=True).stdout.strip()
-        return out.stdout.strip() + (" (farm/ modified)" if dirty else "")
+        head, farm = git("rev-parse", "--short", "HEAD"), git("log", "-1", "--format=%h", "--", "farm", "renderer")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "farm", "renderer")
     except OSError:
         return "unknown"
+    return f"{head} (farm/ and renderer/ as of {farm}{', with uncommitted changes' if dirty else ''})"
 
 
 if __name__ == "__main__":
