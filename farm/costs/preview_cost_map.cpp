@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "costs/cost_map_render.h"
@@ -40,6 +41,18 @@ PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const Previ
                " spp " + std::to_string(desc.settings.spp);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+PreviewResult preview_block_cost(const rt::SceneDesc& desc, int frame, SchedulerConfig& config) {
+  PreviewResult preview = preview_cost_map(desc, frame, PreviewSettings{4, 1, 0});
+  auto map = std::make_shared<const CostMap>(std::move(preview.map));
+  preview.map = CostMap();
+  config.block_cost = [map](const Block& b) {
+    Block first = b;
+    first.frame = 1;
+    return map->cost(first);
+  };
+  return preview;
 }
 
 }  // namespace farm

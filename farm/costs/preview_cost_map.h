@@ -5,6 +5,7 @@
 #pragma once
 
 #include "costs/cost_map.h"
+#include "scheduler/scheduler_types.h"
 #include "scene/scene_desc.h"
 
 namespace farm {
@@ -27,5 +28,11 @@ struct PreviewResult {
 // Renders frame `frame` of `desc` at the preview settings, tile costs measured, and rescales
 // the map to desc's resolution and spp. Throws what scene loading throws.
 PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const PreviewSettings& preview);
+
+// The factoring policy's cost model: a preview of `frame` (a quarter of the size, 1 spp: 1/(16
+// spp) of a frame's work, enough to rank regions by cost), set as `config.block_cost` for every
+// frame (a first frame's hot spots are usually the animation's). Returns the preview's figures;
+// its map is moved into the cost function.
+PreviewResult preview_block_cost(const rt::SceneDesc& desc, int frame, SchedulerConfig& config);
 
 }  // namespace farm

@@ -51,7 +51,6 @@ class Master {
  private:
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   bool setup();
-  void use_preview_costs(SchedulerConfig& c) const;
   bool open_socket(const std::optional<security::CurveServer>& curve);
   bool send(const std::string& identity, const proto::Message& m);
   void receive_all();
@@ -95,22 +94,6 @@ class Master {
   Progress m_progress;
 };
 
-// The factoring policy sizes blocks by predicted cost: a preview of the first frame, costs
-// taken as the same for every frame (a first frame's hot spots are usually the animation's).
-void Master::use_preview_costs(SchedulerConfig& c) const {
-  // One sample per pixel at a quarter of the size: 1/(16 spp) of a frame's work, enough to
-  // rank regions by cost (results/cost_map_scaling.md measures how well previews predict).
-  PreviewResult preview = preview_cost_map(m_desc, m_frames.front(), PreviewSettings{4, 1, 0});
-  auto map = std::make_shared<const CostMap>(std::move(preview.map));
-  c.block_cost = [map](const Block& b) {
-    Block first = b;
-    first.frame = 1;
-    return map->cost(first);
-  };
-  spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
-               preview.width, preview.height, preview.wall_seconds);
-}
-
 bool Master::setup() {
   try {
     check_job_output_paths(m_o);
@@ -131,7 +114,11 @@ bool Master::setup() {
     c.height = s.height;
     c.frames = m_frames;
     c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
-    if (c.policy == PolicyKind::factoring && m_o.preview_costs) use_preview_costs(c);
+    if (c.policy == PolicyKind::factoring && m_o.preview_costs) {
+      PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), c);
+      spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
+                   preview.width, preview.height, preview.wall_seconds);
+    }
     if (!m_o.trace_path.empty()) {
       m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
       if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "'");
