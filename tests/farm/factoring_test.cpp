@@ -1,0 +1,181 @@
+// The factoring policy (scheduler/policy.h): its sizing arithmetic by hand, and scripted runs
+// of the scheduler with it. Random event scripts over every policy are in scheduler_test.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "scheduler/scheduler.h"
+
+using namespace farm;
+
+namespace {
+
+SchedulerConfig factoring_config(int w, int h, int block) {
+  SchedulerConfig c;
+  c.width = w;
+  c.height = h;
+  c.block_size = block;
+  c.policy = PolicyKind::factoring;
+  return c;
+}
+
+// Delivers `attempt` at `now` and returns the next block handed to the worker.
+Assignment deliver_and_ask(Scheduler& s, WorkerId w, AttemptId attempt, double now) {
+  REQUIRE(s.result(w, attempt, now).outcome == ResultOutcome::accepted);
+  auto next = s.request(w, now, 1);
+  REQUIRE(next.size() == 1);
+  return next[0];
+}
+
+}  // namespace
+
+TEST_CASE("factoring: before any speed is known, a small probe block") {
+  SchedulerConfig c = factoring_config(256, 256, 128);
+  Scheduler s(c);
+  s.worker_joined(1, 0, 2);
+  s.worker_joined(2, 0, 2);
+  // min(65536 px / (4 * 2 * 4 threads), an average 16 x 16 block (4 x min_block a side)):
+  // carved 128 -> 64 -> 32 -> 16.
+  auto a = s.request(1, 0, 1);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].block.size() == 16);
+}
+
+TEST_CASE("factoring: block work follows the worker's measured speed and the work left") {
+  auto policy = make_policy(PolicyKind::factoring);
+  PoolView pool;
+  pool.pending_work = 4'000'000;
+  pool.total_threads = 4;
+  pool.live_workers = 2;
+  pool.known_work_per_second = 5000;  // 4000 + 1000, two threads each
+  pool.known_threads = 4;
+  pool.slowest_thread_work_per_second = 500;
+  pool.age = 1000;  // long past the slow start
+  WorkerView fast{1, 64, 2, 4.0, 0, 4000, 0, 0}, slow{2, 64, 2, 4.0, 0, 1000, 0, 0};
+  // Each block takes (4e6 / 5000 per s) / 2 = 400 s on its worker: fast per thread 2000/s
+  // -> 800,000; slow 500/s -> 200,000.
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(800'000));
+  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(200'000));
+  CHECK(policy->assignment_size(fast, pool, 4) == 64);  // sizes only cap at S0
+  // Slow start: no block longer than the job's age (10 s at 2000/s per thread).
+  pool.age = 10;
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(20'000));
+  pool.age = 1000;
+  // Half the work left: half the work per block; half of what is out counts as left.
+  pool.pending_work = 1'000'000;
+  pool.outstanding_work = 2'000'000;
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(400'000));
+  // A worker holding work: its queued block must still end with the rest; one holding more
+  // than the time left gets nothing now.
+  // Time left: 2e6 / 5000 = 400 s.
+  fast.held_work = 2 * 2000 * 300.0;  // 300 s for each of its 2 threads
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 100.0));  // min(200, 400 - 300) s
+  fast.held_work = 2 * 2000 * 400.0;
+  CHECK(policy->assignment_size(fast, pool, 4) == 0);
+  // Nothing left: the floor (2 ms of work), never zero.
+  pool.pending_work = pool.outstanding_work = 0;
+  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(0.002 * 500));
+  // An unmeasured worker is taken to be as slow as the slowest measured thread, and gets no
+  // more than a probe: a quarter of an equal share of half the work per thread.
+  pool.pending_work = 2'000'000;
+  WorkerView fresh{3, 64, 2, 4.0, 0, 0, 0, 0};
+  pool.total_threads = 6;
+  pool.live_workers = 3;
+  // total speed 5000 + 2 * 1250 (the mean thread) = 7500/s: 2e6 / 7500 / 2 = 133 s at 500/s,
+  // above the probe of 2e6 / (4 * 2 * 6).
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 48));
+  pool.slowest_thread_work_per_second = 100;
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 7500 / 2 * 100));
+  CHECK(policy->max_in_flight(fresh, pool) == 2);  // nothing queued before its first result
+  fast.held_work = 0;
+  fast.rtt = 0.5;
+  CHECK(policy->max_in_flight(fast, pool) == 3);
+}
+
+TEST_CASE("factoring: with a cost model, expensive regions are carved finer") {
+  SchedulerConfig c = factoring_config(256, 128, 64);
+  // The right half costs 16x the left per pixel.
+  c.block_cost = [](const Block& b) {
+    const int right = std::max(0, b.x + b.width - std::max(b.x, 128));
+    return static_cast<double>(b.pixels() - right * b.height) + 16.0 * right * b.height;
+  };
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  double now = 0;
+  int64_t left_px = 0, right_px = 0;
+  int left_n = 0, right_n = 0;
+  // Both render 10,000 work units per second; sizes come from work, so right blocks are smaller.
+  while (!s.done()) {
+    for (WorkerId w : {1u, 2u}) {
+      for (const Assignment& a : s.request(w, now, 1)) {
+        now += c.block_cost(a.block) / 10000.0;
+        REQUIRE(s.result(w, a.attempt, now).outcome == ResultOutcome::accepted);
+        (a.block.x >= 128 ? right_px : left_px) += a.block.pixels();
+        ++(a.block.x >= 128 ? right_n : left_n);
+      }
+    }
+  }
+  CHECK(left_px == right_px);
+  CHECK(right_n > 2 * left_n);  // same pixels, in many more (smaller) blocks
+}
+
+TEST_CASE("factoring: a 4x faster worker and a slow one finish together, with small last blocks") {
+  SchedulerConfig c = factoring_config(1024, 1024, 64);
+  c.max_copies = 1;
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  // Worker 1 renders 4000 px/s, worker 2 1000 px/s; each has one block out at a time.
+  struct Run {
+    WorkerId id;
+    double speed, t = 0;
+    Assignment a{};
+    std::vector<int> sizes;
+    void next(Scheduler& s) {  // asks for a block at t and renders it
+      auto n = s.request(id, t, 1);
+      a = n.empty() ? Assignment{} : n[0];
+      if (!a.attempt) return;
+      sizes.push_back(a.block.size());
+      t += a.block.pixels() / speed;
+    }
+  };
+  Run fast{1, 4000}, slow{2, 1000};
+  fast.next(s);
+  slow.next(s);
+  fast.sizes.clear();  // the first blocks come before any measurement
+  slow.sizes.clear();
+  while (!s.done() && (fast.a.attempt || slow.a.attempt)) {
+    Run& r = fast.a.attempt && (fast.t <= slow.t || !slow.a.attempt) ? fast : slow;
+    REQUIRE(s.result(r.id, r.a.attempt, r.t).outcome == ResultOutcome::accepted);
+    r.next(s);
+  }
+  const std::vector<int>& sizes1 = fast.sizes;
+  const std::vector<int>& sizes2 = slow.sizes;
+  const double t1 = fast.t, t2 = slow.t;
+  CHECK(s.done());
+  REQUIRE(sizes1.size() > 10);
+  REQUIRE(sizes2.size() > 3);
+  // The last blocks are small for both, and never below min_block.
+  CHECK(sizes1.back() < sizes1.front());
+  CHECK(sizes2.back() < sizes2.front());
+  CHECK(*std::min_element(sizes1.begin(), sizes1.end()) >= c.min_block);
+  // Both finish close together: the slow one is never left with a long block.
+  CHECK(std::abs(t1 - t2) < 0.2 * std::max(t1, t2));
+}
+
+TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip") {
+  SchedulerConfig c = factoring_config(2048, 2048, 64);
+  Scheduler s(c);
+  s.worker_joined(1, 0, 4);
+  s.network_sample(1, 0.5, 1e7);
+  auto a = s.request(1, 0, 1).at(0);
+  // A measured speed of 1000 px/s: the floor is rtt * threads = 2 s of work per block, i.e.
+  // 4 threads * 250 px/s per thread * 2 s = 500 px: side 22, however little work is left.
+  a = deliver_and_ask(s, 1, a.attempt, a.block.pixels() / 1000.0);
+  for (int i = 0; i < 3; ++i) a = deliver_and_ask(s, 1, a.attempt, 1.0 + i);
+  CHECK(a.block.size() >= 16);
+  CHECK(s.policy().name() == std::string("factoring"));
+}
