@@ -6,7 +6,12 @@ Standard library only, so tests/tools can check it without numpy or a farm binar
 """
 import csv
 import math
+import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
+from farmtools.sweep_data import num  # noqa: E402
 
 # ----------------------------------------------------------------------------- setup
 SIZES = (2, 10, 100, 1000, 10000)        # workers N
@@ -163,14 +168,6 @@ def scenario(row):
     return (row["map"], row["cluster"], row["network"], int(row["workers"]))
 
 
-def _num(v):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def best_fixed(rows, fixed_labels=None):
     """{scenario: the fixed policy label with the lowest median makespan over the scenario's seeds}
     (one S0 a user could have chosen, not the best per seed). Makespan, not makespan / bound: the
@@ -192,7 +189,7 @@ def add_vs_best_fixed(rows, fixed_labels=None):
     for r in rows:
         label = best.get(scenario(r))
         ref = by_seed.get((scenario(r), r["seed"], label)) if label else None
-        ms, ref_ms = _num(r.get("makespan_s")), _num(ref.get("makespan_s")) if ref else None
+        ms, ref_ms = num(r.get("makespan_s")), num(ref.get("makespan_s")) if ref else None
         ok = ref and _truthy(ref.get("completed")) and _truthy(r.get("completed"))
         r["best_fixed_label"] = label or ""
         r["vs_best_fixed"] = ms / ref_ms if ok and ms and ref_ms else None
@@ -218,7 +215,7 @@ def summarise(rows, labels=None, metric="ratio_honest", with_best=True):
     for key, by_label in groups.items():
         cells = {}
         for label, runs in by_label.items():
-            vals = [_num(r.get(metric)) if _truthy(r.get("completed")) else None for r in runs]
+            vals = [num(r.get(metric)) if _truthy(r.get("completed")) else None for r in runs]
             done = sorted(v for v in vals if v is not None)
             failed = len(vals) - len(done)
             padded = done + [math.inf] * failed
