@@ -39,7 +39,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const int spp = settings.spp;
   const bool pinhole = !(scene.desc.camera.at_frame(frame).aperture > 0);
   const bool whitted = settings.integrator == IntegratorKind::whitted;
-  const PixelFilterSampler filter(settings.filter, settings.filter_width);
+  const PixelFilterSampler& filter = PixelFilterSampler::shared(settings.filter, settings.filter_width);
   tbb::combinable<RayCounts> local_counts;
 
   // Camera rays are traced in packets (Tracer::intersect_packet): the 4x4 pixels of an

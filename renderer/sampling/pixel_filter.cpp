@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace rt {
@@ -52,6 +58,17 @@ PixelFilterSampler::PixelFilterSampler(PixelFilter filter, float width) : m_filt
   }
   m_inverse_cdf[0] = static_cast<float>(-half);
   m_inverse_cdf[k_table] = static_cast<float>(half);
+}
+
+const PixelFilterSampler& PixelFilterSampler::shared(PixelFilter filter, float width) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, uint32_t>, std::unique_ptr<PixelFilterSampler>> samplers;
+  uint32_t width_bits = 0;
+  std::memcpy(&width_bits, &width, sizeof width_bits);  // exact key: the same width, the same table
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<PixelFilterSampler>& s = samplers[{static_cast<int>(filter), width_bits}];
+  if (!s) s = std::make_unique<PixelFilterSampler>(filter, width);
+  return *s;
 }
 
 float PixelFilterSampler::offset(float u) const {

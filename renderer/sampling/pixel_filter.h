@@ -14,6 +14,10 @@ namespace rt {
 class PixelFilterSampler {
  public:
   PixelFilterSampler(PixelFilter filter, float width);
+  // The sampler of (filter, width), built once per process. Building one integrates the filter
+  // on 8192 points (about 0.5 ms); render_rect runs once per block, so building it there cost a
+  // 4x4 block more than rendering it. Thread-safe; the reference stays valid until exit.
+  static const PixelFilterSampler& shared(PixelFilter filter, float width);
   // u in [0, 1) -> offset in [-width / 2, width / 2] along one axis.
   float offset(float u) const;
   // The filter's (unnormalised) weight at offset x, for tests and documentation.

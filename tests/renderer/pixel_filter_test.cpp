@@ -8,6 +8,16 @@
 #include "render_helpers.h"
 #include "sampling/pixel_filter.h"
 
+TEST_CASE("pixel filter: the shared sampler is built once per filter and width, and equals a fresh one") {
+  using rt::PixelFilter;
+  const rt::PixelFilterSampler& a = rt::PixelFilterSampler::shared(PixelFilter::gaussian, 1.5f);
+  CHECK(&a == &rt::PixelFilterSampler::shared(PixelFilter::gaussian, 1.5f));
+  CHECK(&a != &rt::PixelFilterSampler::shared(PixelFilter::gaussian, 2.0f));
+  CHECK(&a != &rt::PixelFilterSampler::shared(PixelFilter::blackman_harris, 1.5f));
+  const rt::PixelFilterSampler fresh(PixelFilter::gaussian, 1.5f);
+  for (int i = 0; i <= 1000; ++i) CHECK(a.offset(i / 1000.0f) == fresh.offset(i / 1000.0f));  // bit for bit
+}
+
 TEST_CASE("pixel filter: offsets cover the support and follow the filter's weight") {
   using rt::PixelFilter;
   for (PixelFilter f : {PixelFilter::box, PixelFilter::gaussian, PixelFilter::blackman_harris}) {
