@@ -36,6 +36,9 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
   cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)");
   cmd->add_flag("--cost-model", o.cost_model,
                 "Let the scheduler predict each block's cost from the cost map, as a preview render would");
+  cmd->add_option("--cost-model-map", o.cost_model_path,
+                  "Predict block costs from this map instead (e.g. a preview's: fewer pixels and samples), "
+                  "rescaled to the simulated image; the run still costs what --cost-map says");
   cmd->add_option("--stats", o.stats_path, "Write the run's statistics as JSON (the format of `farm master --stats`)");
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (as `farm master --trace`)");
 }
@@ -61,11 +64,12 @@ SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
 }  // namespace
 
 int run_sim_command(const SimCommandOptions& o) {
-  CostMap map;
+  CostMap map, model;
   ClusterSpec cluster;
   try {
     map = CostMap::read(o.cost_map_path);
     cluster = read_cluster_spec(o.cluster_path);
+    if (!o.cost_model_path.empty()) model = CostMap::read(o.cost_model_path);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
@@ -91,10 +95,17 @@ int run_sim_command(const SimCommandOptions& o) {
     }
     s.trace = &trace;
   }
-  if (o.cost_model) {
-    s.scheduler.block_cost = [&map](Block b) {
-      b.frame = std::min(b.frame, map.frames());
-      return map.cost(b);
+  if (!o.cost_model_path.empty()) {
+    // Only relative costs matter to the scheduler (speeds are measured in the same unit), so the
+    // model keeps its own sample count; it takes the simulated size so blocks map onto it.
+    model = model.scaled(map.width(), map.height(), 1.0, map.tile());
+  } else if (o.cost_model) {
+    model = map;  // perfect information: the map the run is simulated with
+  }
+  if (o.cost_model || !o.cost_model_path.empty()) {
+    s.scheduler.block_cost = [&model](Block b) {
+      b.frame = std::min(b.frame, model.frames());
+      return model.cost(b);
     };
   }
   SimResult r = simulate(map, workers, s);

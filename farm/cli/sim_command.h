@@ -18,6 +18,7 @@ struct SimCommandOptions {
   double payload_ratio = 1;    // compressed / raw result size
   uint64_t seed = 1;
   bool cost_model = false;     // the scheduler knows each block's cost (a preview's map)
+  std::string cost_model_path;  // ...predicted from this other map instead (e.g. a real preview's)
   std::string stats_path;
   std::string trace_path;
 };
