@@ -56,7 +56,11 @@ POLICIES = [Policy(f"fixed-{b}", "fixed", b) for b in FIXED_BLOCKS] + [
     Policy("adaptive", "adaptive", 64),
     Policy("factoring", "factoring", 128),
     Policy("factoring+cm", "factoring", 128, ["--cost-model"]),
+    # The cost model a real master has: a preview's map (a quarter of the size, 1 spp), not the
+    # map the run costs. PREVIEW_MAP is replaced by the map's preview (scale_study.PREVIEW_MAPS).
+    Policy("factoring+preview", "factoring", 128, ["--cost-model-map", "PREVIEW_MAP"]),
 ]
+PREVIEW_MAP = "PREVIEW_MAP"
 BEST_FIXED = "best fixed"
 
 

@@ -77,6 +77,10 @@ def setup_section(rows, meta):
                  for k, v in meta["maps"].items()) + (
                  f". The Cornell map was made with `{meta['pt_map_command']}` (path tracing, 5 s)."
                  if "cornell" in meta["maps"] else "."),
+             "- `factoring+preview` predicts block costs from what a master's preview would measure (a quarter "
+             "of the size, 1 spp, timed on one thread; the flat map, having no scene, is its own preview): "
+             + "; ".join(f"{k}: `{v}`" for k, v in meta.get("preview_commands", {}).items())
+             + ". The run itself still costs what the full map says.",
              "- Honest bound (farm/control/makespan_bound.h): each worker counted from its join + start-up + first "
              "round trip until it fails, plus its last result's trip, and never below the costliest min-block. "
              "Plain bound: total work / total speed from time zero.", ""]

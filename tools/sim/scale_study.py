@@ -35,6 +35,16 @@ PT_MAP_COMMAND = ("build/farm/farm single scenes/cornell.toml -o /tmp/cornell.pn
 LARGEST_SCENARIOS = (("hetero", "wan"), ("homo", "lan"))
 QUICK = dict(sizes=(10, 100), width=640, height=360, ideal_s=20.0, seeds=(1,), maps=("chess2", "flat"),
              scenarios=(("hetero", "wan"), ("homo", "lan")))
+# What a master's preview (farm/costs/preview_cost_map.h: a quarter of the size, 1 spp) would
+# measure of each map's scene: the factoring+preview column predicts block costs from these.
+# The flat map is synthetic (no scene to preview); its preview is itself.
+PREVIEW_MAPS = {"chess2": "results/sim/chess2_160x120_spp1.costmap",
+                "cornell": "results/sim/cornell_80x60_spp1.costmap"}
+PREVIEW_COMMANDS = {
+    "chess2": "build/farm/farm single scenes/chess2.toml -o /tmp/p.png --width 160 --height 120 --spp 1 "
+              "--threads 1 --cost-map results/sim/chess2_160x120_spp1.costmap",
+    "cornell": "build/farm/farm single scenes/cornell.toml -o /tmp/p.png --width 80 --height 60 --spp 1 "
+               "--threads 1 --cost-map results/sim/cornell_80x60_spp1.costmap"}
 TIMEOUT_S = 900  # one sim's wall time before it counts as not completed
 
 PATTERNS = {
@@ -110,12 +120,15 @@ def build_jobs(args, maps, tmp, calibration_map):
                 for name, path in maps.items():
                     mw, mh, frame_cost = g.cost_map_summary(path)
                     frames, factor = g.job_size(n, speed, frame_cost, mw * mh, width, height, ideal)
+                    preview = os.path.join(ROOT, PREVIEW_MAPS[name]) if name in PREVIEW_MAPS else path
                     for p in g.POLICIES:
+                        policy_args = [preview if a == g.PREVIEW_MAP else a for a in p.args()]
                         jobs.append(dict(map=name, cluster=cluster, network=network, workers=n, policy=p.label,
-                                         sched_policy=p.policy, block=p.block, cost_model="--cost-model" in p.extra,
+                                         sched_policy=p.policy, block=p.block,
+                                         cost_model=any(a.startswith("--cost-model") for a in p.extra),
                                          seed=seed, width=width, height=height, frames=frames, work_factor=factor,
                                          ideal_s=ideal, total_speed=speed, farm=args.farm, cost_map=path,
-                                         cluster_file=cluster_file, policy_args=p.args()))
+                                         cluster_file=cluster_file, policy_args=policy_args))
     return jobs
 
 
@@ -204,7 +217,7 @@ def run_grid(args, csv_path, meta_path):
         (f" --cost-map {os.path.relpath(args.cost_map, ROOT)}" if args.quick else "")
     meta = dict(command=cmd, date=f"{datetime.datetime.now():%Y-%m-%d %H:%M}", wall_s=total, jobs=args.jobs,
                 commit=_commit(), maps={k: os.path.relpath(v, ROOT) if k != "flat" else None for k, v in maps.items()},
-                quick=args.quick, pt_map_command=PT_MAP_COMMAND, ideal_s=QUICK["ideal_s"] if args.quick else g.IDEAL_S)
+                quick=args.quick, pt_map_command=PT_MAP_COMMAND, preview_commands=PREVIEW_COMMANDS, ideal_s=QUICK["ideal_s"] if args.quick else g.IDEAL_S)
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
