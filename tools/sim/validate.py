@@ -14,6 +14,8 @@ What the simulator is told (all measured beforehand, none taken from the run it 
   - result size: the compressed/raw ratio of that same calibration run;
   - latency: the proxy's configured one-way delay plus its measured floor (1.25 ms per direction,
     results/net_proxy_check.md); loopback 0.05 ms.
+  - factoring's cost model: a preview's map (a quarter of the size, 1 spp), as the real master
+    renders one before serving.
 Writes results/sim/validation.{csv,md} (or build/validate-quick with --quick).
 """
 import argparse
@@ -22,6 +24,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +49,9 @@ CONFIGS = [
     ("2 workers, dorm", [0.8, 0.8], "dorm", "fixed", 16, 1.0),
     ("1 worker at 0.5, 20 ms", [0.5], "20ms", "fixed", 32, 1.0),
     ("paper-like 4, lab + dorm, seed", [0.6, 0.4, 0.3, 0.15], ["lab", "lab", "dorm", "dorm"], "seed", 64, 0.5),
+    ("3 heterogeneous, loopback, factoring", [0.8, 0.4, 0.2], "loopback", "factoring", 128, 0.75),
+    ("paper-like 4, lab + dorm, factoring", [0.6, 0.4, 0.3, 0.15], ["lab", "lab", "dorm", "dorm"], "factoring", 128,
+     0.75),
 ]
 
 
@@ -75,13 +81,22 @@ def cluster_toml(speeds, networks, startup_full):
     return "\n".join(lines)
 
 
+def keep(folder, path, name):
+    if folder:
+        shutil.copyfile(path, os.path.join(folder, name))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--farm", default=os.path.join(ROOT, "build/farm/farm"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out")
+    ap.add_argument("--keep", help="folder to keep every run's stats JSON in (real and simulated), for "
+                    "tools/sim/compare_runs.py")
     args = ap.parse_args()
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     out_dir = args.out or os.path.join(ROOT, "build/validate-quick" if args.quick else "results/sim")
     os.makedirs(out_dir, exist_ok=True)
     configs = CONFIGS[:2] if args.quick else CONFIGS
@@ -96,6 +111,11 @@ def main():
     cost_map = os.path.join(out_dir, f"chess2_{w}x{h}_spp{spp}.costmap")
     subprocess.run([args.farm, "single", scene, "-o", os.path.join(tmp, "map.png"), "--threads", "1",
                     "--cost-map", cost_map] + size, check=True, stdout=subprocess.DEVNULL)
+    # The factoring policy's cost model: the real master renders a preview (a quarter of the
+    # size, 1 spp, farm/costs/preview_cost_map.h); the simulator is given the same kind of map.
+    preview_map = os.path.join(tmp, "preview.costmap")
+    subprocess.run([args.farm, "single", scene, "-o", os.path.join(tmp, "preview.png"), "--cost-map", preview_map,
+                    "--width", str(w // 4), "--height", str(h // 4), "--spp", "1"], check=True, stdout=subprocess.DEVNULL)
     # 2. Speeds of the quotas: one farm job with one worker under each quota (a separate
     # calibration run). A worker is slower than `farm single` under the same quota: its network
     # and ZeroMQ threads spend from the same CPU budget, and CFS throttles the whole group.
@@ -118,7 +138,7 @@ def main():
     print(f"worker start-to-join at full speed: {startup_full:.3f} s; zstd payload ratio {payload_ratio:.3f}")
 
     rows = []
-    for name, cores, network, policy, block, wait in configs:
+    for index, (name, cores, network, policy, block, wait) in enumerate(configs):
         networks = network if isinstance(network, list) else [network] * len(cores)
         nodes = [cl.Node(c, n) for c, n in zip(cores, networks)]
         sched = ["--policy", policy, "--block", str(block), "--wait", f"{wait:g}", "--max-copies", "2"]
@@ -127,6 +147,7 @@ def main():
             st = runner.farm_run(scene, size + sched, os.path.join(tmp, "r.png"), os.path.join(tmp, "r.json"),
                                  cl.Cluster(name, nodes))
             real.append(window_of(st))
+            keep(args.keep, os.path.join(tmp, "r.json"), f"{index + 1}_real_{rep + 1}.json")
         cluster_file = os.path.join(tmp, "cluster.toml")
         with open(cluster_file, "w") as f:
             f.write(cluster_toml([speeds[c] for c in cores], networks, startup_full))
@@ -134,7 +155,10 @@ def main():
         for seed in (1, 2, 3):
             sim_json = os.path.join(tmp, "sim.json")
             subprocess.run([args.farm, "sim", "--cost-map", cost_map, "--cluster", cluster_file, "--stats", sim_json,
-                            "--seed", str(seed), "--payload-ratio", f"{payload_ratio:.4f}"] + sched, check=True, stdout=subprocess.DEVNULL)
+                            "--seed", str(seed), "--payload-ratio", f"{payload_ratio:.4f}"] + sched
+                           + (["--cost-model-map", preview_map] if policy == "factoring" else []),
+                           check=True, stdout=subprocess.DEVNULL)
+            keep(args.keep, sim_json, f"{index + 1}_sim_{seed}.json")
             with open(sim_json) as f:
                 pred.append(window_of(json.load(f)))
         m_real, m_pred = statistics.median(real), statistics.median(pred)
