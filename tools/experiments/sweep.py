@@ -56,7 +56,8 @@ class Sweep:
         if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
             with open(csv_path, newline="") as f:
                 reader = csv.DictReader(f)
-                if reader.fieldnames == COLUMNS[:len(reader.fieldnames or [])] and reader.fieldnames:
+                names = reader.fieldnames or []
+                if names and len(names) < len(COLUMNS) and names == COLUMNS[:len(names)]:
                     self._upgrade(list(reader), csv_path)  # an older sweep: new columns left empty
                     return self.__init__(csv_path, runner, scenes_dir, clusters, calibration, log)
                 if reader.fieldnames != COLUMNS:
