@@ -68,6 +68,45 @@ def reliability_sections(results_dir):
     return out if len(out) > 1 else []
 
 
+def factoring_section(rows):
+    """The factoring policy (no block size to choose) against every fixed block size, per
+    resolution and cluster; medians of interleaved repetitions."""
+    if not rows:
+        return []
+    out = ["## Factoring against fixed block sizes (no block size to choose)\n",
+           "chess2, each resolution of the Figure 13 experiment, on paper6 and on hetero4 (four loopback workers of "
+           "speeds 2, 1, 0.5, 0.25). `factoring` sizes every block from the work left, the asking worker's measured "
+           "speed and a preview's cost map (docs/cli.md, `--policy factoring`); fixed sizes are the alternatives a "
+           "user would otherwise choose between. Repetitions were interleaved (every configuration once, then again). "
+           "Best fixed = the fixed size with the lowest median window at that resolution and cluster, chosen after "
+           "the fact. Honest bound = each worker counted from its first lease, and never below the densest block's "
+           "cost per pixel times a 4x4 block (farmtools/bounds.py).\n"]
+    trows = []
+    for cluster in sorted({r["cluster"] for r in rows}):
+        at_c = [r for r in rows if r["cluster"] == cluster]
+        for res in sorted({(int(r["width"]), int(r["height"])) for r in at_c}, key=lambda x: x[0] * x[1]):
+            at = [r for r in at_c if (int(r["width"]), int(r["height"])) == res]
+            fixed = [r for r in at if r["policy"] == "fixed"]
+            fac = [r for r in at if r["policy"] == "factoring"]
+            if not fixed or not fac:
+                continue
+            (fb,), fr, _ = best_config(fixed, ("block",))
+            fw, aw = median(fr, "window_s"), median(fac, "window_s")
+            sizes = sorted({int(r["block"]) for r in fixed})
+            per = [f(median([r for r in fixed if int(r["block"]) == b], "window_s")) for b in sizes]
+            _, lo, hi = spread(fac, "window_s")
+            bound = median(fac, "honest_bound_s") if any(r.get("honest_bound_s") for r in fac) else None
+            trows.append([cluster, f"{res[0]}x{res[1]}", len(fac)] + per +
+                         [f"{f(fw)} (S={fb})", f"{f(aw)} ({f(lo)}..{f(hi)})",
+                          f"{(fw / aw - 1) * 100:+.1f}%" if aw else "", f(median(fac, "blocks"), 0),
+                          f(bound), f(aw / bound) if bound and aw else ""])
+    sizes = sorted({int(r["block"]) for r in rows if r["policy"] == "fixed"})
+    out.append(table(["cluster", "resolution", "reps"] + [f"fixed {b} (s)" for b in sizes] +
+                     ["best fixed (s)", "factoring (s), range", "factoring vs best", "factoring blocks",
+                      "honest bound (s)", "factoring / bound"], trows))
+    return out
+
+
 def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):
     all_rows = read_rows(csv_path)
     rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
@@ -201,6 +240,9 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         L.append(f"\nThe paper reports +{', +'.join(f'{v:g}' for v in PAPER_FIG13)}% from low to high resolution "
                  "(8.3% on average), against its own fixed 32x32 default rather than the best fixed size.\n")
         L.append(img("adaptive_vs_fixed", "adaptive against fixed"))
+
+    # ------------------------------------------------------------------ factoring (issue 15)
+    L += factoring_section(select(all_rows, experiment="policies"))
 
     # ------------------------------------------------------------------ heatmap
     hm = select(all_rows, experiment="heatmap")
