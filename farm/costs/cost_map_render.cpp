@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/combinable.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -57,12 +58,24 @@ void render_frame_with_costs(const rt::Scene& scene, int frame, float* rgba, Cos
   }
   const int columns = map.columns(), tile = map.tile();
   tbb::combinable<rt::RayCounts> local_counts;
+  // Each thread renders its first tile twice and keeps the second time: a thread's first render
+  // pays one-off costs (the pixel filter's table, its Embree and TBB thread state, first touches
+  // of the scene's memory). They made the first tile of a 1-spp preview 40-90x the median tile,
+  // so a worker whose first block held it looked that much faster to the factoring policy. The
+  // second render writes the same pixels.
+  tbb::enumerable_thread_specific<bool> warmed(false);
   tbb::parallel_for(tbb::blocked_range<int>(0, columns * map.rows()), [&](const tbb::blocked_range<int>& range) {
     for (int i = range.begin(); i < range.end(); ++i) {
       const int column = i % columns, row = i / columns;
       const rt::Rect rect{column * tile, row * tile, std::min(tile, s.width - column * tile),
                           std::min(tile, s.height - row * tile)};
       // Each tile is its own map cell: threads never write the same element.
+      bool& warm = warmed.local();
+      if (!warm) {
+        rt::RayCounts ignored;
+        render_tile(scene, frame, rect, rgba, s.width, ignored);
+        warm = true;
+      }
       map.at(map_frame, column, row) = render_tile(scene, frame, rect, rgba, s.width, local_counts.local());
     }
   });

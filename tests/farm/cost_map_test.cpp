@@ -290,6 +290,25 @@ TEST_CASE("cost map: farm single --cost-map measures every tile and leaves the i
   fs::remove_all(dir);
 }
 
+TEST_CASE("cost map: the first tile does not carry the render's one-off costs") {
+  // The pixel filter's table and a thread's first-render costs once made tile (0, 0) of a 1-spp
+  // map 90x the median tile and 4x the costliest real one (chess2's top-left corner is cheap).
+  auto dir = test_paths::temp_dir("cost_map_first_tile");
+  const std::string map_path = (dir / "costs.txt").string();
+  REQUIRE(test_process::run({k_farm, "single", test_paths::project("scenes/chess2.toml"), "-o",
+                             (dir / "x.png").string(), "--width", "80", "--height", "60", "--spp", "1", "--threads",
+                             "1", "--cost-map", map_path},
+                            (dir / "run.log").string()) == 0);
+  CostMap m = CostMap::read(map_path);
+  double costliest_other = 0;
+  for (int row = 0; row < m.rows(); ++row)
+    for (int c = 0; c < m.columns(); ++c)
+      if (row || c) costliest_other = std::max(costliest_other, m.at(1, c, row));
+  CAPTURE(costliest_other);
+  CHECK(m.at(1, 0, 0) < costliest_other);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("cost map: farm render --cost-map writes a map from the accepted blocks") {
   auto dir = test_paths::temp_dir("cost_map_render");
   const std::string scene = test_paths::project("scenes/wg6.toml"), map_path = (dir / "costs.txt").string();
