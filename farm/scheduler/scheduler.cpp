@@ -371,9 +371,11 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   bool fast = took <= 0.5 * wait_for(w);
   w.fast_results_in_row = fast ? w.fast_results_in_row + 1 : 0;
   if (took > 0) {
-    double speed = done_block.work / took;
     forget_speed(w);
-    w.work_per_second = w.work_per_second > 0 ? 0.7 * w.work_per_second + 0.3 * speed : speed;
+    constexpr double k_keep = 0.7;  // per result: older results fade, a changed speed shows within a few
+    w.recent_work = k_keep * w.recent_work + done_block.work;
+    w.recent_seconds = k_keep * w.recent_seconds + took;
+    w.work_per_second = w.recent_work / w.recent_seconds;
     count_speed(w);
     for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   }

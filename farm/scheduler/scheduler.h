@@ -135,6 +135,10 @@ class Scheduler {
     int timeouts_since_progress = 0;
     int fast_results_in_row = 0;
     double work_per_second = 0;   // smoothed render speed, 0 = unknown
+    // Decaying sums of its results' work and time: work_per_second is their ratio, so each
+    // block counts in proportion to its time. (A per-block average let one short block whose
+    // cost the model over-predicted 30x make a worker look 10x faster.)
+    double recent_work = 0, recent_seconds = 0;
     double held_work = 0;         // of its leases
     std::vector<AttemptId> leases;
     Seconds indexed_deadline = 0;  // its key in m_deadlines

@@ -174,8 +174,11 @@ TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip"
   auto a = s.request(1, 0, 1).at(0);
   // A measured speed of 1000 px/s: the floor is rtt * threads = 2 s of work per block, i.e.
   // 4 threads * 250 px/s per thread * 2 s = 500 px: side 22, however little work is left.
-  a = deliver_and_ask(s, 1, a.attempt, a.block.pixels() / 1000.0);
-  for (int i = 0; i < 3; ++i) a = deliver_and_ask(s, 1, a.attempt, 1.0 + i);
+  double t = 0;
+  for (int i = 0; i < 4; ++i) {
+    t += a.block.pixels() / 1000.0;  // every block at 1000 px/s
+    a = deliver_and_ask(s, 1, a.attempt, t);
+  }
   CHECK(a.block.size() >= 16);
   CHECK(s.policy().name() == std::string("factoring"));
 }
