@@ -69,7 +69,9 @@ TEST_CASE("slurm: salloc -n 2 farm render --slurm is byte-identical to single an
 }
 
 TEST_CASE("slurm: scancel of the job mid-render leaves no worker and the command ends with exit 1") {
-  Fixture f("slurm_scancel", 400);  // long enough to be cancelled mid-render
+  // Long enough to be cancelled mid-render: ~6 s on one thread (400 spp stopped being enough
+  // when blocks no longer built the pixel filter table each).
+  Fixture f("slurm_scancel", 3000);
   SlurmNode slurm(f.dir);
   if (!slurm.up) {
     MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
