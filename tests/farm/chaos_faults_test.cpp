@@ -39,7 +39,7 @@ bool no_children_left() {
 
 }  // namespace
 
-TEST_CASE("chaos: workers killed, stopped, restarted and behind a faulty proxy; every block committed once") {
+TEST_CASE("chaos: workers killed, stopped, restarted and behind a faulty proxy, every block committed once") {
   const uint32_t seed = static_cast<uint32_t>(env_or("FARM_CHAOS_SEED", 2026));
   Fixture f("chaos_faults", 6000, ".png");
   const std::string out = f.path("farm.png"), stats = f.path("stats.json"), fault_log = f.path("faults.log");

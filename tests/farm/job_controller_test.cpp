@@ -26,7 +26,7 @@ LeaseOutcome outcome_of(const JobController& job, AttemptId attempt) { return jo
 
 }  // namespace
 
-TEST_CASE("controller: requests lease blocks and record them; a result is accepted once and its copy cancelled") {
+TEST_CASE("controller: requests lease blocks and record them, a result is accepted once and its copy cancelled") {
   JobController job(small_job(), nullptr);
   job.join(1, "a", 1, 0.0);
   job.join(2, "b", 1, 0.0);
@@ -77,7 +77,7 @@ TEST_CASE("controller: rejected and undeliverable leases give the block back to 
   CHECK(again.size() == 2);
 }
 
-TEST_CASE("controller: a silent worker is declared dead at interval x liveness; its leases are lost and re-leased") {
+TEST_CASE("controller: a silent worker is declared dead at interval x liveness, its leases are lost and re-leased") {
   JobController job(small_job(), nullptr);
   job.join(1, "a", 1, 0.0);
   job.join(2, "b", 1, 0.0);

@@ -109,7 +109,7 @@ TEST_CASE("journal: a crash cutting the file at any byte leaves whole blocks onl
   fs::remove_all(dir);
 }
 
-TEST_CASE("journal: a damaged byte ends the valid part there; a file without a valid header is refused") {
+TEST_CASE("journal: a damaged byte ends the valid part there, a file without a valid header is refused") {
   fs::path dir = test_paths::temp_dir("journal_damage");
   const std::string path = (dir / "j").string();
   std::vector<Block> blocks = {{1, 0, 0, 8, 8}, {1, 8, 0, 12, 8}, {1, 0, 8, 20, 2}};

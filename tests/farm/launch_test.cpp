@@ -37,7 +37,7 @@ std::vector<std::string> render_args(const Fixture& f, const std::string& out, c
 
 }  // namespace
 
-TEST_CASE("host file: hosts with options and comments; errors name the file and line") {
+TEST_CASE("host file: hosts with options and comments, errors name the file and line") {
   auto hosts = farm::parse_host_file(
       "# lab machines\n"
       "alice@node1:2222 threads=8 farm=/opt/farm/bin/farm cache=/scratch/farm  # the fast one\n"
@@ -71,7 +71,7 @@ TEST_CASE("host file: hosts with options and comments; errors name the file and 
   CHECK(error_of("# nothing\n\n").find("no hosts") != std::string::npos);
 }
 
-TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched; bad input named") {
+TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
   using namespace farm::security;
   CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
   int p[2];
@@ -126,7 +126,7 @@ TEST_CASE("farm render --hosts: byte-identical to single, a failing host is repo
   CHECK(none_left(f.cache()));
 }
 
-TEST_CASE("farm render --hosts: no host can run a worker -> exit 1 with every host's reason; a farm of another protocol is refused") {
+TEST_CASE("farm render --hosts: no host can run a worker -> exit 1 with every host's reason, a farm of another protocol is refused") {
   Fixture f("launch_none", 2);
   // An "old farm" on the host: the same binary speaking protocol 1.
   const std::string old_farm = f.path("old_farm.sh");

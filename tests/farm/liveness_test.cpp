@@ -30,7 +30,7 @@ int count_of(const std::string& text, const std::regex& re) {
 
 }  // namespace
 
-TEST_CASE("liveness: a hung render thread with live heartbeats is caught; its block is rendered elsewhere") {
+TEST_CASE("liveness: a hung render thread with live heartbeats is caught, its block is rendered elsewhere") {
   Fixture f("live_hang", 8);
   const std::string out = f.path("farm.png");
   auto master = start_master(f, out, {"--block", "8", "--stats", f.path("stats.json"), "--no-journal"});
@@ -90,7 +90,7 @@ TEST_CASE("liveness: a stopped worker is declared dead within interval x (livene
   CHECK(count_of(stats, std::regex("\"name\": \"victim\"")) == 2);
 }
 
-TEST_CASE("liveness: the master stops within 1 s of SIGTERM and keeps its journal; --resume finishes the job") {
+TEST_CASE("liveness: the master stops within 1 s of SIGTERM and keeps its journal, --resume finishes the job") {
   Fixture f("live_term", 1500);
   const std::string out = f.path("farm.png");
   auto master = start_master(f, out, {"--block", "8"});

@@ -135,7 +135,7 @@ TEST_CASE("scheduler: the waiting time grows with round trip and with result byt
   CHECK(s.block_size_of(1) == 32);
 }
 
-TEST_CASE("scheduler: reassignment only once the pool drains; first result wins; the late copy is dropped") {
+TEST_CASE("scheduler: reassignment only once the pool drains, first result wins, the late copy is dropped") {
   SchedulerConfig c = config(64, 32, 32);  // two blocks
   c.max_copies = 2;
   Scheduler s(c);

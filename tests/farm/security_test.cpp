@@ -372,7 +372,7 @@ TEST_CASE("security: a farm worker the master refuses says why instead of retryi
   CHECK(master->log().find("joined") == std::string::npos);
 }
 
-TEST_CASE("security: a network endpoint without keys exits 2 and says what to pass; --insecure allows it") {
+TEST_CASE("security: a network endpoint without keys exits 2 and says what to pass, --insecure allows it") {
   Fixture f("security_required");
   const std::string log = f.path("m.log");
   CHECK(test_process::run({k_farm, "master", f.scene, "-o", f.path("x.png"), "--bind", "tcp://*:0"}, log, 20) == 2);

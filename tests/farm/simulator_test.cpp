@@ -87,7 +87,7 @@ TEST_CASE("sim: a worker twice as fast takes two thirds of the blocks") {
   CHECK(r.makespan == doctest::Approx(0.75).epsilon(1e-12));
 }
 
-TEST_CASE("sim: same seed, same run; another seed draws other jitter") {
+TEST_CASE("sim: same seed, same run, another seed draws other jitter") {
   CostMap map = uniform_map(128, 96, 4, 0.001);
   ClusterSpec spec = parse_cluster_spec(
       "[[group]]\ncount = 5\nspeed = [0.2, 1.0]\nlatency_ms = [1, 20]\njitter_ms = 2\n", "test.toml");
@@ -197,7 +197,7 @@ TEST_CASE("sim: its scheduler trace replays to the same decisions, and a changed
   CHECK(replay_trace(changed).message().find("recorded") != std::string::npos);
 }
 
-TEST_CASE("sim: a factoring run's trace replays; one with a block cost model is refused, saying why") {
+TEST_CASE("sim: a factoring run's trace replays, one with a block cost model is refused, saying why") {
   CostMap map = uniform_map(128, 128, 4, 0.01);
   map.at(1, 5, 5) = 0.5;  // one expensive tile
   for (bool with_costs : {false, true}) {

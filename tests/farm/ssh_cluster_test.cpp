@@ -63,7 +63,7 @@ struct SshHosts {
 
 }  // namespace
 
-TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-identical; a host killed mid-render changes nothing; no worker is left") {
+TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-identical, a host killed mid-render changes nothing, no worker is left") {
   Fixture f("ssh_cluster", 600);  // long enough for every host to get blocks (with margin: blocks got cheaper)
   SshHosts hosts(f.dir);
   if (!hosts.up) {

@@ -182,7 +182,7 @@ TEST_CASE("An OBJ/PLY file given as the scene is refused with a hint, not a TOML
   }
 }
 
-TEST_CASE("glTF: --camera picks a camera by name or index; an unknown one lists them") {
+TEST_CASE("glTF: --camera picks a camera by name or index, an unknown one lists them") {
   Dir d("gltf_cameras");
   QuadOptions o;
   o.material_json = R"([{}])";

@@ -22,7 +22,7 @@ std::vector<float> gradient(int w, int h) {
 }
 }  // namespace
 
-TEST_CASE("image output: LDR formats hold the sRGB-encoded, clamped bytes; EXR holds the exact floats") {
+TEST_CASE("image output: LDR formats hold the sRGB-encoded, clamped bytes, EXR holds the exact floats") {
   const int w = 13, h = 7;
   auto rgba = gradient(w, h);
   auto dir = test_paths::temp_dir("image_io");

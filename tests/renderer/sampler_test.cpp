@@ -111,7 +111,7 @@ TEST_CASE("sampler: a smooth integrand converges faster than independent random 
   CHECK(worst < 0.22 / 16 / 4);  // four times better than one random standard deviation, for every pixel
 }
 
-TEST_CASE("sampler: values depend only on (key, sample, spp, dimension); pixels differ") {
+TEST_CASE("sampler: values depend only on (key, sample, spp, dimension), pixels differ") {
   rt::PixelSampler a(rt::pixel_key(1, 1, 2, 3), 5, 16), b(rt::pixel_key(1, 1, 2, 3), 5, 16);
   rt::PixelSampler other_pixel(rt::pixel_key(1, 1, 2, 4), 5, 16);
   CHECK(a.camera2(0).x == b.camera2(0).x);
