@@ -79,7 +79,7 @@ TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-i
 
   // 1. All three hosts render.
   const std::string out1 = f.path("farm1.png");
-  CHECK(test_process::run(args(out1), f.path("render1.log"), 180) == 0);
+  CHECK_MESSAGE(test_process::run(args(out1), f.path("render1.log"), 180) == 0, read_text(f.path("render1.log")));
   CHECK(test_process::same_file(out1, f.reference));
   const std::string log1 = read_text(f.path("render1.log"));
   CHECK(log1.find("hosts: 3 started") != std::string::npos);
@@ -96,8 +96,8 @@ TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-i
   args2[6] = hosts.host_file(f.cache(), "host2", stuck_farm);
   args2.insert(args2.end(), {"--max-copies", "1", "--stats", f.path("stats2.json")});
   test_process::Child render(args2, f.path("render2.log"));
-  const bool loaded = render.wait_for_log("[root@host2] info: scene loaded", 60);
-  REQUIRE(loaded);
+  const bool loaded = render.wait_for_log("[root@host2] info: scene loaded", 120);
+  REQUIRE_MESSAGE(loaded, "render2.log:\n" << render.log());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its request for blocks reaches the master
   CHECK(test_process::run({"/usr/bin/python3", k_harness, "kill-host", "--dir", hosts.dir.string(), "--host", "host2"},
                           f.path("kill.log"), 60) == 0);
@@ -145,7 +145,9 @@ TEST_CASE("ssh cluster: the master killed with SIGKILL: every remote worker sees
   test_process::Child render({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", host_file, "--ssh-command",
                               hosts.ssh_command(), "--advertise", hosts.master_address(), "--no-journal"},
                              f.path("render.log"));
-  REQUIRE(render.wait_for_log("hosts: 3 started, 3 joined", 60));
+  // Its log says why if a host does not join (a CI run once waited 60 s for it in vain).
+  const bool all_joined = render.wait_for_log("hosts: 3 started, 3 joined", 120);
+  REQUIRE_MESSAGE(all_joined, "render.log:\n" << render.log());
   CHECK(launched_workers::count(f.cache()) == 3);
   render.kill(SIGKILL);
   CHECK(none_left(f.cache()));
