@@ -47,7 +47,7 @@ void read_link(const TableReader& r, WorkerGroupSpec& g) {
 
 WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults, size_t index) {
   std::vector<std::string> allowed = {"name", "count", "speed", "threads", "prefetch", "join",
-                                      "startup", "leave", "fail"};
+                                      "startup", "leave", "fail", "block_overhead_ms"};
   allowed.insert(allowed.end(), k_link_keys.begin(), k_link_keys.end());
   r.check_keys(allowed);
   WorkerGroupSpec g = defaults;
@@ -61,6 +61,7 @@ WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults
   g.startup = read_range(r, "startup", g.startup, 0, 1e6);
   g.leave = read_time(r, "leave", g.leave);
   g.fail = read_time(r, "fail", g.fail);
+  g.block_overhead_ms = read_range(r, "block_overhead_ms", g.block_overhead_ms, 0, 1e6);
   read_link(r, g);
   return g;
 }
@@ -135,6 +136,7 @@ std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed
       w.latency = draw(g.latency_ms, rng) / 1000.0;
       w.jitter = draw(g.jitter_ms, rng) / 1000.0;
       w.bandwidth = draw(g.bandwidth_mbit, rng) * 1e6 / 8.0;
+      if (g.block_overhead_ms.lo >= 0) w.block_overhead = draw(g.block_overhead_ms, rng) / 1000.0;
       out.push_back(w);
     }
   }

@@ -19,6 +19,7 @@
 //   speed = [0.1, 1.0]         # uniform in the range, per worker
 //   latency_ms = [0, 100]
 //   fail = [5, 50]             # crashes silently at a time drawn in the range
+//   block_overhead_ms = 0.3    # per block besides rendering (default: per_block_overhead_ms / speed)
 #pragma once
 
 #include <cstdint>
@@ -46,12 +47,16 @@ struct WorkerGroupSpec {
   SimRange latency_ms{0.1, 0.1};
   SimRange jitter_ms{0, 0};
   SimRange bandwidth_mbit{1000, 1000};
+  // Wall seconds per block besides rendering on these workers, in ms; -1: the cluster's
+  // per_block_overhead_ms / speed. For workers whose overhead was measured (a CPU quota throttles
+  // the farm's own work more than in proportion, results/sim/validation.md).
+  SimRange block_overhead_ms{-1, -1};
 };
 
 struct ClusterSpec {
   std::string file;
-  // Per-block cost of the farm itself on a worker (receive, encode, compress, send), seconds;
-  // measured on loopback in results/bench_farm.md.
+  // Per-block cost of the farm itself on a worker (receive, encode, compress, send), seconds
+  // at speed 1 (a worker of speed s takes this / s); measured on loopback in results/bench_farm.md.
   double per_block_overhead = 150e-6;
   std::vector<WorkerGroupSpec> groups;
   int total_workers() const;
@@ -67,6 +72,7 @@ struct SimWorkerSpec {
   double latency = 1e-4;  // seconds, one way
   double jitter = 0;      // seconds, uniform extra per message
   double bandwidth = 0;   // bytes per second per direction, 0 = unlimited
+  double block_overhead = -1;  // seconds per block besides rendering; < 0: the cluster's / speed
 };
 
 // Reads and checks a cluster file; errors are rt::SceneError at "file:line:column".

@@ -74,6 +74,13 @@ struct Task {
   bool cancelled = false;
 };
 
+// Wall seconds a worker spends per block besides rendering. The farm's own work is CPU work on
+// the worker: a slower worker (a smaller CPU quota) spends proportionally longer on it, unless
+// its overhead was measured.
+double block_overhead(const SimWorkerSpec& s, const SimOptions& o) {
+  return s.block_overhead >= 0 ? s.block_overhead : o.per_block_overhead / s.speed;
+}
+
 struct SimWorker {
   SimWorkerSpec spec;
   Link up, down;
@@ -242,7 +249,7 @@ class Simulation {
       t.started = m_now;
       ++w.busy;
       // A task cancelled while queued is dropped by the render thread at once.
-      double took = t.cancelled ? 0 : render_time(w, t.block) + m_o.per_block_overhead;
+      double took = t.cancelled ? 0 : render_time(w, t.block) + block_overhead(w.spec, m_o);
       w.running.push_back(t);
       Event e;
       e.t = m_now + took;
@@ -410,16 +417,16 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
   const SchedulerConfig& c = o.scheduler;
   double work = 0;
   for (int frame : c.frames) work += costs.frame_total(std::clamp(frame, 1, costs.frames()));
-  // Blocks are never merged: at least one per initial tile, each with the worker's own cost.
-  // That cost is seconds whatever the worker's speed, so in work units it is worth at least
-  // what the slowest thread would render meanwhile.
+  // Blocks are never merged: at least one per initial tile, each with the farm's own per-block
+  // work, in work units (seconds at speed 1, like the cost map's) at least the least any worker
+  // spends on it.
+  double block_work = std::numeric_limits<double>::infinity();
+  for (const SimWorkerSpec& s : workers)
+    if (s.speed > 0) block_work = std::min(block_work, block_overhead(s, o) * s.speed);
+  if (!std::isfinite(block_work)) block_work = 0;
   const double columns = std::ceil(static_cast<double>(c.width) / c.block_size);
   const double rows = std::ceil(static_cast<double>(c.height) / c.block_size);
-  double slowest = std::numeric_limits<double>::infinity();
-  for (const SimWorkerSpec& s : workers)
-    if (s.speed > 0) slowest = std::min(slowest, s.speed);
-  if (std::isfinite(slowest))
-    work += columns * rows * static_cast<double>(c.frames.size()) * o.per_block_overhead * slowest;
+  work += columns * rows * static_cast<double>(c.frames.size()) * block_work;
   std::vector<BoundWorker> bw;
   bw.reserve(workers.size());
   for (const SimWorkerSpec& s : workers) {
@@ -433,9 +440,7 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
     bw.push_back(b);
   }
   if (work_out) *work_out = work;
-  // The costliest block's own overhead is seconds too: at least the slowest thread's work.
-  const double overhead = std::isfinite(slowest) ? o.per_block_overhead * slowest : 0.0;
-  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + overhead);
+  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + block_work);
 }
 
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options) {

@@ -29,7 +29,7 @@ struct SimOptions {
   SchedulerConfig scheduler;        // image size, frames, policy, block, wait, copies, liveness
   double bytes_per_pixel = 3;       // result payload per pixel on the wire (8-bit RGB)
   double payload_ratio = 1;         // compressed / raw payload (zstd), 1 = not compressed
-  double per_block_overhead = 150e-6;  // worker-side seconds per block besides rendering
+  double per_block_overhead = 150e-6;  // worker CPU seconds per block besides rendering, at speed 1
   double master_message_cost = 5e-6;   // master seconds per message handled
   uint64_t seed = 1;
   double time_limit = 1e7;          // virtual seconds before giving up (a stuck cluster)

@@ -87,6 +87,23 @@ TEST_CASE("sim: a worker twice as fast takes two thirds of the blocks") {
   CHECK(r.makespan == doctest::Approx(0.75).epsilon(1e-12));
 }
 
+TEST_CASE("sim: the per-block overhead is worker CPU (divided by speed) unless the worker's own is given") {
+  // One worker, 16 blocks of 0.5 s of work, no latency: makespan = 16 (0.5 + overhead) / speed.
+  CostMap map = uniform_map(64, 64, 4, 0.5 / 16);
+  SimOptions o = options(64, 64, 16);
+  o.per_block_overhead = 0.01;
+  SimResult half = simulate(map, {worker(0.5)}, o);
+  REQUIRE(half.completed);
+  CHECK(half.makespan == doctest::Approx(16 * (0.5 + 0.01) / 0.5).epsilon(1e-9));
+  SimWorkerSpec measured = worker(0.5);
+  measured.block_overhead = 0.1;  // wall seconds per block, as measured on that worker
+  SimResult m = simulate(map, {measured}, o);
+  REQUIRE(m.completed);
+  CHECK(m.makespan == doctest::Approx(16 * (0.5 / 0.5 + 0.1)).epsilon(1e-9));
+  // The bound counts, per block, the least overhead any worker spends (in work units).
+  CHECK(m.work == doctest::Approx(16 * 0.5 + 16 * 0.1 * 0.5).epsilon(1e-9));
+}
+
 TEST_CASE("sim: same seed, same run, another seed draws other jitter") {
   CostMap map = uniform_map(128, 96, 4, 0.001);
   ClusterSpec spec = parse_cluster_spec(
@@ -155,6 +172,9 @@ TEST_CASE("cluster file: ranges, defaults and located errors") {
   CHECK(w[4].speed >= 0.1);
   CHECK(w[4].speed <= 1.0);
   CHECK(w[4].fail >= 1.0);
+  CHECK(w[0].block_overhead < 0);  // not given: the cluster's per_block_overhead_ms / speed
+  auto measured = expand_cluster(parse_cluster_spec("[[group]]\nblock_overhead_ms = 2.5\n", "m.toml"), 1);
+  CHECK(measured[0].block_overhead == doctest::Approx(0.0025));
   auto error_of = [](const std::string& text) {
     try {
       parse_cluster_spec(text, "bad.toml");
@@ -170,6 +190,7 @@ TEST_CASE("cluster file: ranges, defaults and located errors") {
   CHECK(error_of("[[group]]\nspeed = nan\n").find("speed") != std::string::npos);
   CHECK(error_of("[network]\nlatency_ms = -1\n[[group]]\n").find("latency_ms") != std::string::npos);
   CHECK(error_of("").find("no workers") != std::string::npos);
+  CHECK(error_of("[[group]]\nblock_overhead_ms = -1\n").find("block_overhead_ms") != std::string::npos);
 }
 
 TEST_CASE("sim: its scheduler trace replays to the same decisions, and a changed trace is caught") {
