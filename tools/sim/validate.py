@@ -8,10 +8,13 @@ file describing the same workers; predicted against measured render window.
 What the simulator is told (all measured beforehand, none taken from the run it predicts):
   - costs: a cost map of the same scene and settings from `farm single --threads 1 --cost-map`
     at full speed (speed 1.0 = one unthrottled core);
-  - speeds: one calibration job per CPU quota with a single worker (cost map total / the
-    worker's summed block render times), not the runs predicted;
-  - startup: the fastest calibration worker's start-to-join time, divided by each speed;
-  - result size: the compressed/raw ratio of that same calibration run;
+  - per CPU quota, from calibration jobs with a single worker on that quota (not the runs
+    predicted; one before the configurations, one halfway and one after, averaged, because this
+    shared machine's speed under a quota drifts by up to 25% within minutes): its speed (cost map total / the worker's summed block render times), its
+    start-to-join time, and its per-block overhead (the render window not spent rendering, per
+    block). A quota throttles the farm's own per-block work more than in proportion (0.11 ms at
+    one core, 2-13 ms at 0.15), so the simulator is given each quota's measured figure;
+  - result size: the compressed/raw ratio of the fastest calibration run;
   - latency: the proxy's configured one-way delay plus its measured floor (1.25 ms per direction,
     results/net_proxy_check.md); loopback 0.05 ms.
   - factoring's cost model: a preview's map (a quarter of the size, 1 spp), as the real master
@@ -71,14 +74,28 @@ def window_of(stats):
     return max(b["received"] for b in acc) - min(b["assigned"] for b in stats["blocks"])
 
 
-def cluster_toml(speeds, networks, startup_full):
-    lines = ["per_block_overhead_ms = 0.15", ""]
-    for i, (s, net) in enumerate(zip(speeds, networks)):
+def cluster_toml(quotas, networks):
+    """`quotas`: per worker, its quota's calibration (speed, startup s, overhead s per block)."""
+    lines = []
+    for i, (q, net) in enumerate(zip(quotas, networks)):
         lat, jit, bw = link_of(net)
-        lines += ["[[group]]", f'name = "w{i + 1}"', "count = 1", f"speed = {s:.6g}", "threads = 1", "prefetch = 1",
-                  f"startup = {startup_full / s:.6g}", f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}",
-                  f"bandwidth_mbit = {bw:.6g}", ""]
+        lines += ["[[group]]", f'name = "w{i + 1}"', "count = 1", f"speed = {q['speed']:.6g}", "threads = 1",
+                  "prefetch = 1", f"startup = {q['startup']:.6g}", f"block_overhead_ms = {q['overhead'] * 1e3:.6g}",
+                  f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}", f"bandwidth_mbit = {bw:.6g}", ""]
     return "\n".join(lines)
+
+
+def calibration(stats_list, map_total):
+    """Speed, start-to-join and per-block overhead of the lone worker of calibration runs."""
+    render, overhead, startup = 0.0, [], []
+    for st in stats_list:
+        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+        r = sum(b["render_seconds"] for b in acc)
+        render += r
+        overhead.append(max(0.0, window_of(st) - r) / len(acc))
+        startup.append(st["workers"][0]["joined"])
+    return {"speed": map_total * len(stats_list) / render, "startup": statistics.mean(startup),
+            "overhead": statistics.mean(overhead)}
 
 
 def keep(folder, path, name):
@@ -116,29 +133,29 @@ def main():
     preview_map = os.path.join(tmp, "preview.costmap")
     subprocess.run([args.farm, "single", scene, "-o", os.path.join(tmp, "preview.png"), "--cost-map", preview_map,
                     "--width", str(w // 4), "--height", str(h // 4), "--spp", "1"], check=True, stdout=subprocess.DEVNULL)
-    # 2. Speeds of the quotas: one farm job with one worker under each quota (a separate
-    # calibration run). A worker is slower than `farm single` under the same quota: its network
-    # and ZeroMQ threads spend from the same CPU budget, and CFS throttles the whole group.
+    # Speeds of the quotas: farm jobs with one worker under each quota (separate calibration
+    # runs). A worker is slower than `farm single` under the same quota: its network and ZeroMQ
+    # threads spend from the same CPU budget, and CFS throttles the whole group.
     with open(cost_map) as f:
         next(f)
         next(f)
         next(f)
         map_total = sum(float(x) for line in f for x in line.split())
-    speeds = {}
-    startup_full, payload_ratio = None, None
-    for cores in sorted({c for _, cs, *_ in configs for c in cs}, reverse=True):
-        st = runner.farm_run(scene, size + ["--policy", "fixed", "--block", "32"], os.path.join(tmp, "j.png"),
-                             os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(cores)]))
-        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-        speeds[cores] = map_total / sum(b["render_seconds"] for b in acc)
-        if startup_full is None:  # the fastest node: its start-to-join time and the payload ratio
-            startup_full = max(0.05, min(w_["joined"] for w_ in st["workers"])) * speeds[cores]
-            payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
-        print(f"speed of a worker on {cores:g} cores: {speeds[cores]:.3f}")
-    print(f"worker start-to-join at full speed: {startup_full:.3f} s; zstd payload ratio {payload_ratio:.3f}")
+    all_cores = sorted({c for _, cs, *_ in configs for c in cs}, reverse=True)
+    calibration_runs = {c: [] for c in all_cores}
 
-    rows = []
+    def calibrate():
+        for cores in all_cores:
+            calibration_runs[cores].append(runner.farm_run(
+                scene, size + ["--policy", "fixed", "--block", "32"], os.path.join(tmp, "j.png"),
+                os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(cores)])))
+
+    # 2. The real runs, with calibration passes before, halfway and after.
+    calibrate()
+    reals = []
     for index, (name, cores, network, policy, block, wait) in enumerate(configs):
+        if index == len(configs) // 2 and not args.quick:
+            calibrate()
         networks = network if isinstance(network, list) else [network] * len(cores)
         nodes = [cl.Node(c, n) for c, n in zip(cores, networks)]
         sched = ["--policy", policy, "--block", str(block), "--wait", f"{wait:g}", "--max-copies", "2"]
@@ -148,9 +165,29 @@ def main():
                                  cl.Cluster(name, nodes))
             real.append(window_of(st))
             keep(args.keep, os.path.join(tmp, "r.json"), f"{index + 1}_real_{rep + 1}.json")
+        reals.append(real)
+        print(f"{name:40s} measured {statistics.median(real):6.2f} s ({min(real):.2f}..{max(real):.2f})", flush=True)
+    if not args.quick:
+        calibrate()
+    quotas = {c: calibration(runs, map_total) for c, runs in calibration_runs.items()}
+    acc = [b for b in calibration_runs[all_cores[0]][0]["blocks"] if b["outcome"] == "accepted"]  # the fastest node
+    payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
+    for cores in all_cores:
+        q = quotas[cores]
+        speeds = ", ".join(f"{calibration([r], map_total)['speed']:.3f}" for r in calibration_runs[cores])
+        print(f"a worker on {cores:g} cores: speed {q['speed']:.3f} (passes: {speeds}), start-to-join "
+              f"{q['startup']:.2f} s, {q['overhead'] * 1e3:.2f} ms per block besides rendering", flush=True)
+    print(f"zstd payload ratio {payload_ratio:.3f}")
+
+    # 3. The predictions.
+    rows = []
+    for index, (name, cores, network, policy, block, wait) in enumerate(configs):
+        networks = network if isinstance(network, list) else [network] * len(cores)
+        sched = ["--policy", policy, "--block", str(block), "--wait", f"{wait:g}", "--max-copies", "2"]
+        real = reals[index]
         cluster_file = os.path.join(tmp, "cluster.toml")
         with open(cluster_file, "w") as f:
-            f.write(cluster_toml([speeds[c] for c in cores], networks, startup_full))
+            f.write(cluster_toml([quotas[c] for c in cores], networks))
         pred = []
         for seed in (1, 2, 3):
             sim_json = os.path.join(tmp, "sim.json")
@@ -177,9 +214,11 @@ def main():
     cmd = "tools/sim/validate.py" + (" --quick" if args.quick else "")
     with open(os.path.join(out_dir, "validation.md"), "w") as f:
         f.write(f"## Simulator against real runs\n\nCommand: `{cmd}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \n"
-                f"chess2 {w}x{h}, {spp} spp; real runs: median of {reps}; predictions: median of 3 seeds. Speeds "
-                f"of one worker on a quota (calibration jobs): " + ", ".join(f"{c:g} cores = {s:.3f}" for c, s in sorted(speeds.items()))
-                + f"; start-to-join at full speed {startup_full:.2f} s; compressed/raw payload {payload_ratio:.3f}.\n\n"
+                f"chess2 {w}x{h}, {spp} spp; real runs: median of {reps}; predictions: median of 3 seeds. "
+                f"Compressed/raw payload {payload_ratio:.3f}. One worker on a quota (calibration jobs, not the runs "
+                "predicted):\n\n| cores | speed | start-to-join (s) | per-block overhead (ms) |\n|---|---|---|---|\n"
+                + "".join(f"| {c:g} | {q['speed']:.3f} | {q['startup']:.2f} | {q['overhead'] * 1e3:.2f} |\n"
+                          for c, q in sorted(quotas.items())) + "\n"
                 "| configuration | cores | network | policy | block | wait | measured window (s) | range | predicted (s) "
                 "| error |\n|" + "---|" * 10 + "\n")
         for r in rows:
