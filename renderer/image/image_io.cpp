@@ -1,5 +1,6 @@
 #include "image/image_io.h"
 
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imageio.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -105,6 +106,21 @@ void write_image_rgb8(const std::string& path, int width, int height, const uint
   const ImageFormat format = image_format_for(path);
   if (format == ImageFormat::exr) throw std::invalid_argument("8-bit pixels cannot be written as EXR: '" + path + "'");
   write_via_temp(path, width, height, 3, OIIO::TypeDesc::UINT8, rgb, false, format == ImageFormat::ppm);
+}
+
+std::vector<uint8_t> encode_png_rgb8(int width, int height, const uint8_t* rgb) {
+  std::vector<unsigned char> bytes;
+  OIIO::Filesystem::IOVecOutput proxy(bytes);
+  auto out = OIIO::ImageOutput::create("png");
+  if (!out) throw std::runtime_error("cannot encode a PNG: " + OIIO::geterror());
+  if (!out->supports("ioproxy") || !out->set_ioproxy(&proxy))
+    throw std::runtime_error("cannot encode a PNG in memory: this OpenImageIO's PNG writer takes no IOProxy");
+  OIIO::ImageSpec spec(width, height, 3, OIIO::TypeDesc::UINT8);
+  bool ok = out->open("live.png", spec) && out->write_image(OIIO::TypeDesc::UINT8, rgb);
+  const std::string error = ok ? "" : out->geterror();
+  ok = out->close() && ok;
+  if (!ok) throw std::runtime_error("cannot encode a PNG: " + (error.empty() ? std::string("write failed") : error));
+  return {bytes.begin(), bytes.end()};
 }
 
 void write_image(const std::string& path, int width, int height, const float* rgba) {

@@ -29,4 +29,8 @@ void write_image(const std::string& path, int width, int height, const float* rg
 // e.g. the farm's master. Same bytes on disk as write_image would produce.
 void write_image_rgb8(const std::string& path, int width, int height, const uint8_t* rgb);
 
+// The same 8-bit pixels as a PNG file's bytes, in memory (the farm's live view serves them).
+// Throws std::runtime_error if OpenImageIO cannot encode.
+std::vector<uint8_t> encode_png_rgb8(int width, int height, const uint8_t* rgb);
+
 }  // namespace rt
