@@ -16,6 +16,8 @@ packages=(
   libcli11-dev libtoml11-dev        # CLI and scene files
   libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)
+  libcpp-httplib-dev                # the live view's web server (--http)
+  chromium                          # the live view's page, checked in a real (headless) browser
   python3 python3-matplotlib        # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)

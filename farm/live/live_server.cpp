@@ -1,0 +1,177 @@
+#include "live/live_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <stdexcept>
+
+#include "live/live_format.h"
+
+namespace farm {
+namespace {
+
+const char k_page[] =
+#include "live_page.inc"
+    ;
+
+// A fixed number of threads and a bounded queue. When the queue is full, the accepting thread
+// serves the connection itself, so it stops accepting until a slot frees: memory, threads and
+// file descriptors stay bounded however many clients connect (the kernel's backlog waits).
+class BoundedPool : public httplib::TaskQueue {
+ public:
+  BoundedPool(int threads, int queued) : m_limit(static_cast<size_t>(std::max(queued, 0))) {
+    for (int i = 0; i < std::max(threads, 1); ++i) m_threads.emplace_back([this] { run(); });
+  }
+  ~BoundedPool() override { shutdown(); }
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      if (!m_stop && m_jobs.size() < m_limit) {
+        m_jobs.push_back(std::move(fn));
+        m_cv.notify_one();
+        return;
+      }
+    }
+    fn();  // full (or stopping): serve here, which is what holds the accept loop back
+  }
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (m_stop) return;
+      m_stop = true;
+    }
+    m_cv.notify_all();
+    for (std::thread& t : m_threads) t.join();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_cv.wait(lock, [this] { return m_stop || !m_jobs.empty(); });
+        if (m_jobs.empty()) return;  // stopping, nothing left
+        fn = std::move(m_jobs.front());
+        m_jobs.pop_front();
+      }
+      fn();
+    }
+  }
+  size_t m_limit;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<std::function<void()>> m_jobs;
+  std::vector<std::thread> m_threads;
+  bool m_stop = false;
+};
+
+bool authorised(const httplib::Request& req, const std::string& token) {
+  if (token.empty()) return true;
+  if (req.get_param_value("token") == token) return true;
+  return req.get_header_value("Authorization") == "Bearer " + token;
+}
+
+}  // namespace
+
+bool is_loopback_address(const std::string& a) {
+  return a == "localhost" || a == "::1" || a.rfind("127.", 0) == 0;
+}
+
+LiveServerOptions parse_http_address(const std::string& text) {
+  LiveServerOptions o;
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    throw std::invalid_argument("--http: expected ADDRESS:PORT (e.g. 127.0.0.1:0), got '" + text + "'");
+  std::string address = text.substr(0, colon);
+  if (address.size() > 2 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+  if (address.find_first_of("[]") != std::string::npos)
+    throw std::invalid_argument("--http: brackets only around an IPv6 address, got '" + text + "'");
+  const std::string port = text.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535)
+    throw std::invalid_argument("--http: the port must be 0..65535 (0 picks a free one), got '" + port + "'");
+  o.address = address;
+  o.port = std::stoi(port);
+  return o;
+}
+
+LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
+    : m_o(o), m_image(width, height), m_status(std::make_shared<LiveStatus>()), m_server(std::make_unique<httplib::Server>()) {
+  httplib::Server& s = *m_server;
+  const int threads = o.threads, queued = o.queued;
+  s.new_task_queue = [threads, queued] { return new BoundedPool(threads, queued); };
+  s.set_read_timeout(2, 0);
+  s.set_write_timeout(5, 0);
+  s.set_keep_alive_timeout(2);
+  s.set_keep_alive_max_count(20);
+  s.set_payload_max_length(0);  // read-only: no request bodies
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("read-only: GET and HEAD only\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!authorised(req, m_o.token)) {
+      res.status = 401;
+      res.set_content("a token is required: ?token=... or Authorization: Bearer ...\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    res.set_header("Cache-Control", "no-store");
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self'");
+    res.set_content(k_page, sizeof k_page - 1, "text/html; charset=utf-8");
+  });
+  s.Get("/api/status", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(live_status_json(*status()), "application/json");
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(live_prometheus_text(*status()), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  s.Get("/image.png", [this](const httplib::Request&, httplib::Response& res) {
+    try {
+      const std::vector<uint8_t> png = m_image.png();
+      res.set_content(reinterpret_cast<const char*>(png.data()), png.size(), "image/png");
+    } catch (const std::exception& e) {
+      res.status = 500;
+      res.set_content(std::string(e.what()) + "\n", "text/plain");
+    }
+  });
+  m_port = o.port == 0 ? s.bind_to_any_port(o.address) : (s.bind_to_port(o.address, o.port) ? o.port : -1);
+  if (m_port <= 0)
+    throw std::runtime_error("--http: cannot listen on " + o.address + ":" + std::to_string(o.port) +
+                             " (address not on this machine, or port in use)");
+  m_thread = std::thread([this] { m_server->listen_after_bind(); });
+  // stop() only ends a server that is already listening: wait for that, so the destructor
+  // cannot miss it and wait forever.
+  for (int i = 0; i < 5000 && !m_server->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+LiveServer::~LiveServer() {
+  m_server->stop();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+std::string LiveServer::url() const {
+  const std::string host = m_o.address.find(':') != std::string::npos ? "[" + m_o.address + "]" : m_o.address;
+  return "http://" + (host == "0.0.0.0" || host == "[::]" ? std::string("HOST") : host) + ":" + std::to_string(m_port) +
+         "/" + (m_o.token.empty() ? "" : "?token=" + m_o.token);
+}
+
+void LiveServer::publish(LiveStatus status) {
+  auto next = std::make_shared<const LiveStatus>(std::move(status));
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_status = std::move(next);
+}
+
+std::shared_ptr<const LiveStatus> LiveServer::status() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_status;
+}
+
+}  // namespace farm

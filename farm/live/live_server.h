@@ -1,0 +1,64 @@
+// The live view's web server (`--http ADDR:PORT`): cpp-httplib on threads of its own, serving
+//   /             the page (self-contained: no script or style from elsewhere)
+//   /api/status   LiveStatus as JSON (docs/live.md)
+//   /image.png    the image so far (8-bit sRGB, blocks not yet done black)
+//   /metrics      Prometheus text
+// Read-only (GET and HEAD). It reads the last published status and the LiveImage, never the
+// scheduler: the ZeroMQ loop publishes, the server copies. A slow or hostile client holds one of
+// the server's few threads until its read timeout, never the loop.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "live/live_image.h"
+#include "live/live_status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace farm {
+
+struct LiveServerOptions {
+  std::string address = "127.0.0.1";  // to bind; not loopback needs a token
+  int port = 0;                       // 0: any free port
+  std::string token;                  // required as ?token= or "Authorization: Bearer" when set
+  int threads = 4;                    // requests served at once
+  int queued = 32;                    // connections waiting beyond those; then accept waits
+};
+
+// "127.0.0.1:8080" or "[::1]:0" -> address and port; throws std::invalid_argument naming the
+// option and what is wrong.
+LiveServerOptions parse_http_address(const std::string& text);
+bool is_loopback_address(const std::string& address);
+
+class LiveServer {
+ public:
+  // Binds (throws std::runtime_error saying why it cannot) and starts serving.
+  LiveServer(const LiveServerOptions& o, int width, int height);
+  ~LiveServer();
+  LiveServer(const LiveServer&) = delete;
+  LiveServer& operator=(const LiveServer&) = delete;
+
+  int port() const { return m_port; }
+  // http://ADDRESS:PORT/ (with ?token=... when a token is required), for the log.
+  std::string url() const;
+
+  void publish(LiveStatus status);
+  LiveImage& image() { return m_image; }
+
+ private:
+  std::shared_ptr<const LiveStatus> status() const;
+  LiveServerOptions m_o;
+  LiveImage m_image;
+  mutable std::mutex m_mutex;
+  std::shared_ptr<const LiveStatus> m_status;
+  std::unique_ptr<httplib::Server> m_server;
+  int m_port = 0;
+  std::thread m_thread;
+};
+
+}  // namespace farm
