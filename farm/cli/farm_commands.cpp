@@ -73,6 +73,17 @@ void add_journal_options(CLI::App& cmd, MasterOptions& o) {
       ->check(CLI::Range(0.0, 60.0));
 }
 
+// The live view (farm/live, docs/live.md).
+void add_http_options(CLI::App& cmd, MasterOptions& o) {
+  cmd.add_option("--http", o.http,
+                 "Serve a live view of the job (image, workers, policy) on ADDRESS:PORT, e.g. 127.0.0.1:0 (0 = any free "
+                 "port; the URL is printed)");
+  cmd.add_option("--http-token", o.http_token,
+                 "Token the live view asks for (?token= or Authorization: Bearer); required off loopback");
+  cmd.add_option("--http-linger", o.http_linger, "Seconds the live view keeps serving the final state after the job")
+      ->check(CLI::Range(0.0, 86400.0));
+}
+
 void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   MasterOptions& o = mo.master;
   CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
@@ -85,6 +96,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   cmd->add_option("--allow", o.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
   cmd->add_flag("--insecure", o.insecure, "Serve a non-loopback endpoint without encryption or authentication");
   add_journal_options(*cmd, o);
+  add_http_options(*cmd, o);
   cmd->add_option("--stats", o.stats_path, "Write run statistics (per worker, per block, decisions) as JSON");
   cmd->add_option("--tile-map", o.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
@@ -130,6 +142,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   add_scheduling_options(*cmd, o.master.scheduling);
   add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
+  add_http_options(*cmd, o.master);
   cmd->add_option("--workers", o.workers, "Local worker processes")->check(CLI::Range(1, 256));
   cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(CLI::Range(0, 4096));
   cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(CLI::Range(0, 1024));

@@ -34,6 +34,11 @@ Seconds JobController::rtt_of(WorkerId worker) const {
   return it == m_links.end() ? 0 : it->second.rtt;
 }
 
+double JobController::bandwidth_of(WorkerId worker) const {
+  auto it = m_links.find(worker);
+  return it == m_links.end() ? 0 : it->second.bandwidth;
+}
+
 std::vector<Assignment> JobController::request(WorkerId worker, Seconds now, int credits) {
   std::vector<Assignment> out = m_scheduler.request(worker, now, credits);
   for (const Assignment& a : out) m_stats.assigned(a, now);

@@ -62,6 +62,7 @@ class JobController {
   const RunStats& stats() const { return m_stats; }
   void bytes_out(WorkerId worker, uint64_t bytes) { m_stats.bytes_out(worker, bytes); }
   Seconds rtt_of(WorkerId worker) const;
+  double bandwidth_of(WorkerId worker) const;  // bytes/s of its result transfers, 0 = unknown
 
  private:
   struct LinkEstimate {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 #include <zmq.hpp>
 
 #include "assets/asset_manifest.h"
@@ -21,6 +22,7 @@
 #include "master/frame_store.h"
 #include "master/job_journal.h"
 #include "master/job_outputs.h"
+#include "master/live_publisher.h"
 #include "master/peer_quarantine.h"
 #include "master/progress.h"
 #include "master/router_socket.h"
@@ -92,6 +94,11 @@ class Master {
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   Progress m_progress;
+  std::unique_ptr<LiveServer> m_live_server;  // --http
+  std::unique_ptr<LivePublisher> m_live;
+  bool start_live_view();
+  void live_finished(const std::string& outcome);
+  void linger_live_view();
 };
 
 bool Master::setup() {
@@ -276,6 +283,7 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
   m_journal->record(r.attempt, peer.id, reply.block, r.render_seconds, decoded);
   m_store->place(reply.block, decoded);
+  if (m_live) m_live->block_accepted(reply.block, peer.id, decoded);
   for (const Cancel& c : reply.cancels) {
     auto id = m_identity_of.find(c.worker);
     if (id != m_identity_of.end()) send(id->second, proto::Cancel{m_job_id, c.attempt});
@@ -413,7 +421,11 @@ RunStatus Master::run() {
     spdlog::error("{}", e.what());
     return RunStatus::bad_input;
   }
-  if (!setup() || !open_socket(curve)) return RunStatus::bad_input;
+  if (!setup() || !open_socket(curve) || !start_live_view()) return RunStatus::bad_input;
+  struct Linger {  // on every way out once the live view runs
+    Master& m;
+    ~Linger() { m.linger_live_view(); }
+  } linger{*this};
   const Scheduler& scheduler = m_job->scheduler();
   std::string endpoint = m_socket->get(zmq::sockopt::last_endpoint);
   spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint,
@@ -425,6 +437,7 @@ RunStatus Master::run() {
   while (!scheduler.done()) {
     if (std::string why = abort_reason(); !why.empty()) {
       spdlog::error("{}: no image written{}", why, m_journal->stop_hint(scheduler.completed_blocks()));
+      live_finished("failed: " + why);
       return RunStatus::failure;
     }
     const double t = now();
@@ -447,8 +460,43 @@ RunStatus Master::run() {
     m_journal->sync_if_due();
     m_progress.update(now(), scheduler.completed_pixels(), scheduler.completed_blocks(), scheduler.outstanding_blocks(),
                       scheduler.live_workers(), m_job->stats().accepted_rays());
+    if (m_live) m_live->maybe_publish(now(), *m_job);
   }
   return finish();
+}
+
+bool Master::start_live_view() {
+  if (m_o.http.empty()) return true;
+  try {
+    LiveServerOptions o = parse_http_address(m_o.http);
+    o.token = m_o.http_token;
+    if (!is_loopback_address(o.address) && o.token.empty())
+      throw std::invalid_argument("--http " + m_o.http + " is reachable from other machines: give --http-token");
+    m_live_server = std::make_unique<LiveServer>(o, m_desc.settings.width, m_desc.settings.height);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+  m_live = std::make_unique<LivePublisher>(*m_live_server, m_o.render.scene_path, m_frames.front(),
+                                           static_cast<int>(m_frames.size()), m_encoding);
+  m_live->maybe_publish(now(), *m_job);
+  spdlog::info("live view: {}", m_live_server->url());
+  return true;
+}
+
+void Master::linger_live_view() {
+  if (!m_live || m_o.http_linger <= 0) return;
+  spdlog::info("live view: serving the final state for {:g} s more", m_o.http_linger);
+  const double until = now() + m_o.http_linger;
+  while (now() < until && !(m_o.stop && m_o.stop->load())) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+void Master::live_finished(const std::string& outcome) {
+  if (!m_live) return;
+  const Scheduler& s = m_job->scheduler();
+  m_live->finish(now(), *m_job, outcome,
+                 {"blocks " + std::to_string(s.completed_blocks()) + ", reassigned " + std::to_string(s.reassignments()) +
+                  ", late results " + std::to_string(s.late_results())});
 }
 
 RunStatus Master::finish() {
@@ -467,9 +515,11 @@ RunStatus Master::finish() {
       spdlog::error("every rendered block is kept in the journal '{}': make room (or fix the path) and run the same "
                     "command with --resume to write the image without rendering again", m_journal->path());
     }
+    live_finished(std::string("failed: ") + e.what());
     return RunStatus::failure;
   }
   for (const std::string& p : written) spdlog::info("wrote {}", p);
+  live_finished("complete in " + fixed(makespan, 3) + " s");
   m_journal->remove_unless(m_o.keep_journal);
   write_job_outputs(m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
                     {json_field("bad_messages", m_quarantine.bad_messages()),

@@ -46,6 +46,11 @@ struct MasterOptions {
   bool fresh = false;         // discard the journal of an unfinished job instead of refusing
   bool keep_journal = false;  // keep it after success (audits with `farm journal`)
   double journal_sync = 0.2;  // seconds between fdatasyncs (every record is written at once)
+  // The live view (farm/live): "ADDRESS:PORT" to serve it on (port 0: any free one), empty = off.
+  // An address off loopback needs a token (refused without one).
+  std::string http;
+  std::string http_token;
+  double http_linger = 0;  // seconds the live view keeps serving the final state after the job
   // Called when a worker of this name joins (true) or leaves, dies or is cut off (false).
   std::function<void(const std::string& name, bool joined)> on_worker_change;
   // Called once the socket is bound, with the actual endpoint (port resolved).

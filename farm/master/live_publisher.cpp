@@ -1,0 +1,103 @@
+#include "master/live_publisher.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace farm {
+
+LivePublisher::LivePublisher(LiveServer& server, std::string scene, int frame_shown, int frames,
+                             proto::PixelEncoding encoding, double interval)
+    : m_server(server), m_scene(std::move(scene)), m_frame_shown(frame_shown), m_frames(frames), m_encoding(encoding),
+      m_interval(interval) {}
+
+void LivePublisher::block_accepted(const Block& b, WorkerId worker, const std::vector<uint8_t>& pixels) {
+  if (b.frame != m_frame_shown) return;
+  const size_t n = static_cast<size_t>(b.pixels());
+  if (m_encoding == proto::PixelEncoding::srgb8) {
+    if (pixels.size() < n * 3) return;
+    m_server.image().place_rgb8(b.x, b.y, b.width, b.height, pixels.data());
+  } else {
+    if (pixels.size() < n * 12) return;
+    std::vector<float> rgb(n * 3);
+    std::memcpy(rgb.data(), pixels.data(), n * 12);
+    m_server.image().place_float_rgb(b.x, b.y, b.width, b.height, rgb.data());
+  }
+  m_tiles.push_back(LiveTile{b.frame, b.x, b.y, b.width, b.height, worker});
+}
+
+LiveStatus LivePublisher::status_of(double now, const JobController& job) const {
+  const Scheduler& s = job.scheduler();
+  const RunStats& stats = job.stats();
+  LiveStatus st;
+  st.scene = m_scene;
+  st.width = s.config().width;
+  st.height = s.config().height;
+  st.frames = m_frames;
+  st.frame_shown = m_frame_shown;
+  st.policy = s.policy().name();
+  st.elapsed_seconds = now;
+  st.pixels_done = static_cast<uint64_t>(std::max<int64_t>(0, s.completed_pixels()));
+  st.pixels_total = static_cast<uint64_t>(std::max<int64_t>(0, s.total_pixels()));
+  st.blocks_done = s.completed_blocks();
+  st.blocks_outstanding = s.outstanding_blocks();
+  st.reassignments = s.reassignments();
+  for (const PolicyDecision& d : s.decisions()) st.halvings += d.to_size < d.from_size;
+  // ETA from the rate so far (restored blocks excluded: they took no time in this run).
+  const uint64_t restored = s.restored_blocks();
+  if (st.pixels_done > 0 && st.pixels_done < st.pixels_total && now > 0 && s.completed_blocks() > restored) {
+    const double rate = static_cast<double>(st.pixels_done) / now;
+    st.eta_seconds = static_cast<double>(st.pixels_total - st.pixels_done) / rate;
+  }
+  for (const auto& [id, w] : stats.workers()) {
+    LiveWorker lw;
+    lw.id = id;
+    lw.name = w.name;
+    const size_t at = w.name.find('@');
+    lw.host = at == std::string::npos ? w.name : w.name.substr(at + 1);
+    lw.threads = w.threads;
+    lw.blocks = w.blocks;
+    lw.pixels = w.pixels;
+    st.bytes_in += w.bytes_in;
+    st.bytes_out += w.bytes_out;
+    if (w.busy_seconds > 0) lw.mrays_per_second = static_cast<double>(w.rays) / w.busy_seconds / 1e6;
+    if (w.left >= 0) {
+      lw.state = w.died ? "dead" : "left";
+    } else if (s.has_worker(id)) {
+      lw.state = s.attempts_of(id).empty() ? "idle" : "rendering";
+      lw.block_size = s.block_size_of(id);
+      lw.wait_seconds = s.wait_of(id);
+      lw.rtt_ms = job.rtt_of(id) * 1000.0;
+      lw.bandwidth_mbit = job.bandwidth_of(id) * 8.0 / 1e6;
+    } else {
+      lw.state = "joining";
+    }
+    st.workers.push_back(lw);
+  }
+  st.tiles = m_tiles;
+  const auto& decisions = s.decisions();
+  const size_t first = decisions.size() > 20 ? decisions.size() - 20 : 0;
+  for (size_t i = first; i < decisions.size(); ++i) {
+    const PolicyDecision& d = decisions[i];
+    st.decisions.push_back({d.time, "worker " + std::to_string(d.worker) + ": block " + std::to_string(d.from_size) +
+                                        " -> " + std::to_string(d.to_size) + " (" + d.reason + ")"});
+  }
+  return st;
+}
+
+void LivePublisher::maybe_publish(double now, const JobController& job) {
+  if (now - m_last < m_interval) return;
+  m_last = now;
+  m_server.publish(status_of(now, job));
+}
+
+void LivePublisher::finish(double now, const JobController& job, const std::string& outcome,
+                           const std::vector<std::string>& lines) {
+  LiveStatus st = status_of(now, job);
+  st.finished = true;
+  st.outcome = outcome;
+  st.eta_seconds = -1;
+  st.final_lines = lines;
+  m_server.publish(std::move(st));
+}
+
+}  // namespace farm
