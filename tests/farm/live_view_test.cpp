@@ -4,6 +4,10 @@
 #include <httplib.h>
 
 #include <OpenImageIO/imageio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <regex>
 #include <thread>
@@ -194,4 +198,31 @@ TEST_CASE("live: headless Chromium shows the image and the worker table during a
   CHECK(std::regex_search(text, std::regex("<tr class=\"worker\" data-id=\"[0-9]+\"><td>[0-9]+</td><td><span[^>]*></span>local-2<")));
   render.kill(SIGTERM);
   render.wait(30);
+}
+
+TEST_CASE("live: 200 idle connections to the live view do not stall the render") {
+  Fixture f("live_flood", 200);
+  const std::string out = f.path("farm.png");
+  test_process::Child render({k_farm, "render", f.scene, "-o", out, "--workers", "2", "--threads", "1", "--no-journal",
+                              "--block", "8", "--http", "127.0.0.1:0"},
+                             f.path("render.log"));
+  REQUIRE(render.wait_for_log("live view: http://", 30));
+  const int port = port_of(url_in(render.log()));
+  // Each connects and never sends a byte: every serving thread and the queue fill up, then the
+  // accepting thread waits, and later connections sit in the kernel's backlog.
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);  // non-blocking: EINPROGRESS is fine
+    idle.push_back(fd);
+  }
+  const int code = render.wait(120);
+  for (int fd : idle) ::close(fd);
+  CHECK_MESSAGE(code == 0, render.log());
+  CHECK(test_process::same_file(out, f.reference));
 }
