@@ -23,6 +23,7 @@ void LiveImage::place_rgb8(int x, int y, int w, int h, const uint8_t* rgb) {
   for (int row = 0; row < h; ++row)
     std::memcpy(&m_rgb[(static_cast<size_t>(y + row) * m_width + x) * 3], rgb + static_cast<size_t>(row) * w * 3,
                 static_cast<size_t>(w) * 3);
+  ++m_version;
 }
 
 void LiveImage::place_float_rgb(int x, int y, int w, int h, const float* rgb) {
@@ -32,13 +33,27 @@ void LiveImage::place_float_rgb(int x, int y, int w, int h, const float* rgb) {
   place_rgb8(x, y, w, h, bytes.data());
 }
 
-std::vector<uint8_t> LiveImage::png() const {
+uint64_t LiveImage::version() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_version;
+}
+
+LiveImage::Png LiveImage::png(double max_age_seconds) const {
+  std::lock_guard<std::mutex> encode_lock(m_encode_mutex);
+  const auto now = std::chrono::steady_clock::now();
   std::vector<uint8_t> copy;
+  uint64_t version = 0;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
+    version = m_version;
+    const bool young = std::chrono::duration<double>(now - m_png_at).count() < max_age_seconds;
+    if (m_png && (version == m_png_version || young)) return m_png;
     copy = m_rgb;
   }
-  return rt::encode_png_rgb8(m_width, m_height, copy.data());
+  m_png = std::make_shared<const std::vector<uint8_t>>(rt::encode_png_rgb8(m_width, m_height, copy.data(), true));
+  m_png_version = version;
+  m_png_at = now;
+  return m_png;
 }
 
 }  // namespace farm

@@ -3,7 +3,9 @@
 // stay black. The lock is held for one block's or one image's memcpy, never for an encode.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -11,6 +13,8 @@ namespace farm {
 
 class LiveImage {
  public:
+  using Png = std::shared_ptr<const std::vector<uint8_t>>;
+
   LiveImage(int width, int height);
 
   // A block's rows of sRGB bytes (3 per pixel), as the frame store holds them.
@@ -20,13 +24,23 @@ class LiveImage {
 
   int width() const { return m_width; }
   int height() const { return m_height; }
-  // The image so far, as a PNG file's bytes.
-  std::vector<uint8_t> png() const;
+  // Blocks placed so far (the image changes with each).
+  uint64_t version() const;
+  // The image so far as a PNG file's bytes. The last encoding is shared by every caller while
+  // the image has not changed or is younger than max_age_seconds: fifty clients polling cost
+  // one encode per max_age, not fifty (results/bench_live_load.md). Concurrent callers wait for
+  // one encode rather than each making its own. 0: always the image as it is now.
+  Png png(double max_age_seconds = 0) const;
 
  private:
   int m_width, m_height;
-  mutable std::mutex m_mutex;
+  mutable std::mutex m_mutex;  // the pixels and version
   std::vector<uint8_t> m_rgb;
+  uint64_t m_version = 0;
+  mutable std::mutex m_encode_mutex;  // the cache below; held through an encode
+  mutable Png m_png;
+  mutable uint64_t m_png_version = 0;
+  mutable std::chrono::steady_clock::time_point m_png_at;
 };
 
 }  // namespace farm

@@ -13,6 +13,8 @@
 namespace farm {
 namespace {
 
+constexpr double k_image_max_age_seconds = 1.0;  // the page asks once a second
+
 const char k_page[] =
 #include "live_page.inc"
     ;
@@ -128,15 +130,17 @@ LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
     res.set_content(k_page, sizeof k_page - 1, "text/html; charset=utf-8");
   });
   s.Get("/api/status", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(live_status_json(*status()), "application/json");
+    res.set_content(texts()->json, "application/json");
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(live_prometheus_text(*status()), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(texts()->prometheus, "text/plain; version=0.0.4; charset=utf-8");
   });
   s.Get("/image.png", [this](const httplib::Request&, httplib::Response& res) {
     try {
-      const std::vector<uint8_t> png = m_image.png();
-      res.set_content(reinterpret_cast<const char*>(png.data()), png.size(), "image/png");
+      // While the job runs, an image up to a second old (the page asks once a second);
+      // once it is finished, exactly the final image.
+      const LiveImage::Png png = m_image.png(status()->finished ? 0.0 : k_image_max_age_seconds);
+      res.set_content(reinterpret_cast<const char*>(png->data()), png->size(), "image/png");
     } catch (const std::exception& e) {
       res.status = 500;
       res.set_content(std::string(e.what()) + "\n", "text/plain");
@@ -172,6 +176,15 @@ void LiveServer::publish(LiveStatus status) {
 std::shared_ptr<const LiveStatus> LiveServer::status() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_status;
+}
+
+std::shared_ptr<const LiveServer::StatusTexts> LiveServer::texts() const {
+  std::lock_guard<std::mutex> lock(m_texts_mutex);
+  std::shared_ptr<const LiveStatus> now = status();
+  if (!m_texts || m_texts->of != now) {
+    m_texts = std::make_shared<const StatusTexts>(StatusTexts{now, live_status_json(*now), live_prometheus_text(*now)});
+  }
+  return m_texts;
 }
 
 }  // namespace farm

@@ -52,10 +52,19 @@ class LiveServer {
 
  private:
   std::shared_ptr<const LiveStatus> status() const;
+  // The status as text, formatted once per published status however many clients ask (the
+  // JSON holds every accepted block's outline: tens of kB late in a render).
+  struct StatusTexts {
+    std::shared_ptr<const LiveStatus> of;
+    std::string json, prometheus;
+  };
+  std::shared_ptr<const StatusTexts> texts() const;
   LiveServerOptions m_o;
   LiveImage m_image;
   mutable std::mutex m_mutex;
   std::shared_ptr<const LiveStatus> m_status;
+  mutable std::mutex m_texts_mutex;  // held through a formatting
+  mutable std::shared_ptr<const StatusTexts> m_texts;
   std::unique_ptr<httplib::Server> m_server;
   int m_port = 0;
   std::thread m_thread;

@@ -108,7 +108,7 @@ void write_image_rgb8(const std::string& path, int width, int height, const uint
   write_via_temp(path, width, height, 3, OIIO::TypeDesc::UINT8, rgb, false, format == ImageFormat::ppm);
 }
 
-std::vector<uint8_t> encode_png_rgb8(int width, int height, const uint8_t* rgb) {
+std::vector<uint8_t> encode_png_rgb8(int width, int height, const uint8_t* rgb, bool fast) {
   std::vector<unsigned char> bytes;
   OIIO::Filesystem::IOVecOutput proxy(bytes);
   auto out = OIIO::ImageOutput::create("png");
@@ -116,6 +116,11 @@ std::vector<uint8_t> encode_png_rgb8(int width, int height, const uint8_t* rgb) 
   if (!out->supports("ioproxy") || !out->set_ioproxy(&proxy))
     throw std::runtime_error("cannot encode a PNG in memory: this OpenImageIO's PNG writer takes no IOProxy");
   OIIO::ImageSpec spec(width, height, 3, OIIO::TypeDesc::UINT8);
+  if (fast) {
+    constexpr int k_png_filter_sub = 0x10;  // libpng's PNG_FILTER_SUB
+    spec.attribute("png:compressionLevel", 1);
+    spec.attribute("png:filter", k_png_filter_sub);
+  }
   bool ok = out->open("live.png", spec) && out->write_image(OIIO::TypeDesc::UINT8, rgb);
   const std::string error = ok ? "" : out->geterror();
   ok = out->close() && ok;

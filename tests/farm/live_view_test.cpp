@@ -226,3 +226,18 @@ TEST_CASE("live: 200 idle connections to the live view do not stall the render")
   CHECK_MESSAGE(code == 0, render.log());
   CHECK(test_process::same_file(out, f.reference));
 }
+
+TEST_CASE("live: the image's PNG is encoded once per change, shared within its maximum age") {
+  LiveImage image(8, 4);
+  const uint8_t white[3] = {255, 255, 255};
+  const LiveImage::Png first = image.png();
+  CHECK(image.png() == first);          // unchanged: the same bytes, not a second encode
+  CHECK(image.png(60.0) == first);
+  image.place_rgb8(0, 0, 1, 1, white);
+  CHECK(image.version() == 1);
+  CHECK(image.png(60.0) == first);      // changed, but the last encode is younger than 60 s
+  const LiveImage::Png second = image.png(0.0);  // max age 0: the image as it is now
+  CHECK(second != first);
+  CHECK(*second != *first);
+  CHECK(image.png(0.0) == second);
+}
