@@ -58,6 +58,7 @@ class FactoringPolicy : public Policy {
   std::optional<SizeChange> on_timeout(const WorkerView&, int) const override { return std::nullopt; }
   std::optional<SizeChange> on_result(const WorkerView&, int) const override { return std::nullopt; }
   bool copies_need_free_thread() const override { return true; }
+  bool costliest_first() const override { return true; }
 
   // One block per thread, plus enough queued to cover a round trip at the block time this
   // policy aims for: the prefetch depth follows the measured link.
@@ -83,9 +84,11 @@ class FactoringPolicy : public Policy {
     double probe = probe_work(pool);
     if (!(per_thread > 0)) return probe;
     const double remaining = remaining_seconds(pool);
-    // What it holds already keeps each of its threads busy for the backlog: a block queued
-    // behind that must still end with everyone else.
-    double seconds = std::min(remaining / k_factor, remaining - backlog_seconds(w, per_thread));
+    // What it holds already keeps each of its threads busy for the backlog, and counts against
+    // its share: no worker is committed beyond half the time left, so a block the preview
+    // under-predicts by up to 2x still ends with everyone else (a queued block of the full
+    // share behind another was what ran past the end: chess2, N=1000, 1.23 -> 1.03 of the bound).
+    double seconds = remaining / k_factor - backlog_seconds(w, per_thread);
     // Slow start: while the job is young, workers are still joining and the remaining time is
     // overestimated; no block may take longer than the job has run so far.
     seconds = std::min(seconds, pool.age);

@@ -6,13 +6,16 @@
 //              recovery: a worker that delivers within half its waiting time twice in a row
 //              grows back by doubling, never above S0.
 //   factoring - adaptive weighted factoring (Hummel et al.; Banicescu's AWF): every block is sized
-//              to take about (remaining work / total speed) / 2 on the worker it goes to, from
-//              that worker's measured speed, so fast workers get big blocks, the last blocks are
+//              to take about (remaining work / total speed) / 2 on the worker it goes to, less
+//              what that worker already holds, from its measured speed, so fast workers get
+//              big blocks, the last blocks are
 //              small for everyone, and nobody is left holding a long block at the end. Never
 //              below a time floor (the worker's round trip times its threads, so one prefetched
 //              block hides the trip; and the master's per-block cost times the pool size) and
 //              never above S0. No halving on timeouts: sizes follow measured speed, and the
 //              outstanding blocks expected to finish last are copied when the pool drains.
+//              The costliest blocks go out first (LPT order), the cheapest last; an overdue
+//              block counts as needing as long again when copies are chosen.
 #pragma once
 
 #include <limits>
@@ -73,6 +76,10 @@ class Policy {
   // Whether a copy of an outstanding block may go only to a worker with a thread free to start
   // it at once (else to any worker with room in its queue, as the paper's idle worker).
   virtual bool copies_need_free_thread() const { return false; }
+  // Whether the pool hands out the costliest blocks first (within each frame, by predicted
+  // work; carved pieces too), so that the last blocks out are the cheapest: a misprediction
+  // near the end then costs little (LPT). Else the tiling's row-major order, as the paper.
+  virtual bool costliest_first() const { return false; }
   // How many blocks the worker may hold at once (rendering and queued); the scheduler also
   // caps it at max_leases_per_worker and by what the worker asks for.
   virtual int max_in_flight(const WorkerView&, const PoolView&) const { return 1 << 20; }

@@ -27,13 +27,25 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
   }
   m_config.min_block = std::min(m_config.min_block, m_config.block_size);
   for (int frame : m_config.frames) {
-    for (const Block& b : tile_frame(frame, m_config.width, m_config.height, m_config.block_size)) {
-      m_pool.push_back(b);
+    std::vector<Block> tiles = tile_frame(frame, m_config.width, m_config.height, m_config.block_size);
+    for (const Block& b : tiles) {
       m_total_pixels += b.pixels();
       m_pending_work += work_of(b);
     }
+    if (m_policy->costliest_first()) order_costliest_first(tiles);
+    m_pool.insert(m_pool.end(), tiles.begin(), tiles.end());
   }
   m_pending_pixels = m_total_pixels;
+}
+
+void Scheduler::order_costliest_first(std::vector<Block>& blocks) const {
+  std::vector<std::pair<double, size_t>> keys(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) keys[i] = {-work_of(blocks[i]), i};  // ties keep their order
+  std::sort(keys.begin(), keys.end());
+  std::vector<Block> sorted;
+  sorted.reserve(blocks.size());
+  for (const auto& k : keys) sorted.push_back(blocks[k.second]);
+  blocks = std::move(sorted);
 }
 
 void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_attempt) {
@@ -43,7 +55,13 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
   const int columns = (m_config.width + s - 1) / s, rows = (m_config.height + s - 1) / s;
   std::map<int, size_t> frame_index;
   for (size_t i = 0; i < m_config.frames.size(); ++i) frame_index[m_config.frames[i]] = i;
-  // The pool still is the initial tiling: bucket each completed block under the tiles it meets.
+  // The pool still is the initial tiling (in the policy's order): bucket each completed block
+  // under the tiles it meets, found by position.
+  std::vector<size_t> slot(m_config.frames.size() * columns * rows, 0);
+  for (size_t t = 0; t < m_pool.size(); ++t) {
+    const Block& tile = m_pool[t];
+    slot[frame_index.at(tile.frame) * columns * rows + static_cast<size_t>(tile.y / s) * columns + tile.x / s] = t;
+  }
   std::vector<std::vector<Block>> cuts(m_pool.size());
   for (const Block& b : completed) {
     auto f = frame_index.find(b.frame);
@@ -53,7 +71,7 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
     }
     for (int ty = b.y / s; ty <= (b.y + b.height - 1) / s; ++ty)
       for (int tx = b.x / s; tx <= (b.x + b.width - 1) / s; ++tx)
-        cuts[f->second * columns * rows + static_cast<size_t>(ty) * columns + tx].push_back(b);
+        cuts[slot[f->second * columns * rows + static_cast<size_t>(ty) * columns + tx]].push_back(b);
   }
   std::deque<Block> pool;
   for (size_t t = 0; t < m_pool.size(); ++t) {
@@ -227,6 +245,7 @@ std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   // neighbouring pieces are handed out next.
   while (block.size() > size || (work > max_work && block.size() > m_config.min_block)) {
     std::vector<Block> pieces = split_block(block, block.size() > size ? size : std::max(m_config.min_block, block.size() - 1));
+    if (m_policy->costliest_first()) order_costliest_first(pieces);
     for (auto it = pieces.rbegin(); it + 1 != pieces.rend(); ++it) m_pool.push_front(*it);
     block = pieces.front();
     work = work_of(block);
@@ -269,23 +288,34 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
     const auto& attempts = m_outstanding.at(id).attempts;
     return std::any_of(attempts.begin(), attempts.end(), [&](AttemptId a) { return m_leases.at(a).worker == w.id; });
   };
+  // A block past its expected finish is taken to need as long again (now + its delay).
+  auto expected_finish = [now](Seconds key) { return key > now ? key : now + (now - key); };
   bool found = false;
-  Seconds best_finish = 0;
+  Seconds best_finish = 0;  // expected, as above
   BlockId best = 0;
+  auto consider = [&](Seconds finish, BlockId id) {
+    if (!found || finish > best_finish || (finish == best_finish && id < best)) {
+      found = true;
+      best_finish = finish;
+      best = id;
+    }
+  };
   for (auto it = m_copy_known.rbegin(); it != m_copy_known.rend(); ++it) {
     if (held_by_w(it->second)) continue;
-    found = true;
-    best_finish = it->first;
-    best = it->second;
+    consider(expected_finish(it->first), it->second);
+    break;
+  }
+  // The most overdue block, at the other end of the index, may be the one expected last of all:
+  // a block whose cost the model got badly wrong is not left to its slow holder behind blocks
+  // that merely started late.
+  for (auto it = m_copy_known.begin(); it != m_copy_known.end() && it->first < now; ++it) {
+    if (held_by_w(it->second)) continue;
+    consider(expected_finish(it->first), it->second);
     break;
   }
   for (const auto& [assigned_at, id] : m_copy_unknown) {
     if (held_by_w(id)) continue;
-    Seconds finish = now + (now - assigned_at);
-    if (!found || finish > best_finish || (finish == best_finish && id < best)) {
-      found = true;
-      best = id;
-    }
+    consider(now + (now - assigned_at), id);
     break;
   }
   if (!found) return std::nullopt;
@@ -294,9 +324,7 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
     // block (one way out, the render on one thread) before its first holder.
     if (!(w.work_per_second > 0)) return std::nullopt;
     const Seconds finish = now + w.rtt + m_outstanding.at(best).work / (w.work_per_second / w.threads);
-    // A holder already past its expected finish is taken to need as long again.
-    const Seconds holder_finish = best_finish > now ? best_finish : now + (now - best_finish);
-    if (finish >= holder_finish) return std::nullopt;
+    if (finish >= best_finish) return std::nullopt;
   }
   ++m_reassignments;
   return lease(w, best, m_outstanding.at(best).block, now, true);

@@ -166,6 +166,8 @@ class Scheduler {
   // Every change of a worker's speed or thread count goes through these (m_known_*).
   void forget_speed(const Worker& w);
   void count_speed(const Worker& w);
+  // Stable: by predicted work, descending (Policy::costliest_first).
+  void order_costliest_first(std::vector<Block>& blocks) const;
   double work_of(const Block& b) const {
     return m_config.block_cost ? m_config.block_cost(b) : static_cast<double>(b.pixels());
   }

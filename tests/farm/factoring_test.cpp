@@ -67,11 +67,14 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   pool.pending_work = 1'000'000;
   pool.outstanding_work = 2'000'000;
   CHECK(policy->assignment_work(fast, pool) == doctest::Approx(400'000));
-  // A worker holding work: its queued block must still end with the rest; one holding more
-  // than the time left gets nothing now.
+  // A worker holding work: what it holds counts against its half of the time left, so nobody
+  // is committed beyond it and a block the model under-predicts cannot run past the end; one
+  // holding half or more gets the floor; one holding more than the time left nothing now.
   // Time left: 2e6 / 5000 = 400 s.
-  fast.held_work = 2 * 2000 * 300.0;  // 300 s for each of its 2 threads
-  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 100.0));  // min(200, 400 - 300) s
+  fast.held_work = 2 * 2000 * 100.0;  // 100 s for each of its 2 threads
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 100.0));  // 400 / 2 - 100 s
+  fast.held_work = 2 * 2000 * 300.0;
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 0.002));  // the floor, 2 ms
   fast.held_work = 2 * 2000 * 400.0;
   CHECK(policy->assignment_size(fast, pool, 4) == 0);
   // Nothing left: the floor (2 ms of work), never zero.
@@ -106,7 +109,7 @@ TEST_CASE("factoring: with a cost model, expensive regions are carved finer") {
   s.worker_joined(2, 0, 1);
   double now = 0;
   int64_t left_px = 0, right_px = 0;
-  int left_n = 0, right_n = 0;
+  std::vector<Block> order;
   // Both render 10,000 work units per second; sizes come from work, so right blocks are smaller.
   while (!s.done()) {
     for (WorkerId w : {1u, 2u}) {
@@ -114,12 +117,18 @@ TEST_CASE("factoring: with a cost model, expensive regions are carved finer") {
         now += c.block_cost(a.block) / 10000.0;
         REQUIRE(s.result(w, a.attempt, now).outcome == ResultOutcome::accepted);
         (a.block.x >= 128 ? right_px : left_px) += a.block.pixels();
-        ++(a.block.x >= 128 ? right_n : left_n);
+        order.push_back(a.block);
       }
     }
   }
   CHECK(left_px == right_px);
-  CHECK(right_n > 2 * left_n);  // same pixels, in many more (smaller) blocks
+  // The costly half goes first (costliest first); where the cheap half starts, the remaining
+  // work is the same for both blocks, and the cheap one holds more pixels (16x cheaper).
+  const auto first_left = std::find_if(order.begin(), order.end(), [](const Block& b) { return b.x < 128; });
+  REQUIRE(first_left != order.begin());
+  REQUIRE(first_left != order.end());
+  CHECK(std::prev(first_left)->x >= 128);
+  CHECK(first_left->pixels() >= 4 * std::prev(first_left)->pixels());
 }
 
 TEST_CASE("factoring: a 4x faster worker and a slow one finish together, with small last blocks") {
@@ -142,7 +151,7 @@ TEST_CASE("factoring: a 4x faster worker and a slow one finish together, with sm
       t += a.block.pixels() / speed;
     }
   };
-  Run fast{1, 4000}, slow{2, 1000};
+  Run fast{1, 4000, 0, {}, {}}, slow{2, 1000, 0, {}, {}};
   fast.next(s);
   slow.next(s);
   fast.sizes.clear();  // the first blocks come before any measurement
@@ -181,4 +190,43 @@ TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip"
   }
   CHECK(a.block.size() >= 16);
   CHECK(s.policy().name() == std::string("factoring"));
+}
+
+TEST_CASE("factoring: with a cost model the costliest blocks go out first, the cheapest last") {
+  SchedulerConfig c = factoring_config(256, 128, 32);
+  c.frames = {1, 2};
+  // The right half costs 16x the left per pixel; within each half, lower rows cost a little more.
+  c.block_cost = [](const Block& b) {
+    double work = 0;
+    for (int x = b.x; x < b.x + b.width; ++x)
+      for (int y = b.y; y < b.y + b.height; ++y) work += (x >= 128 ? 16.0 : 1.0) * (1.0 + y / 128.0);
+    return work;
+  };
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  double now = 0;
+  std::vector<Block> order;
+  while (!s.done()) {
+    const std::vector<Assignment> got = s.request(1, now, 1);
+    REQUIRE(got.size() == 1);
+    order.push_back(got[0].block);
+    now += c.block_cost(got[0].block) / 1e5;
+    REQUIRE(s.result(1, got[0].attempt, now).outcome == ResultOutcome::accepted);
+  }
+  // Frame by frame; within a frame every right-half block before any left-half one.
+  for (size_t i = 1; i < order.size(); ++i) {
+    CAPTURE(i);
+    CHECK(order[i].frame >= order[i - 1].frame);
+    if (order[i].frame == order[i - 1].frame) CHECK(!(order[i - 1].x < 128 && order[i].x >= 128));
+  }
+  CHECK(order.front().x >= 128);
+  CHECK(order.front().y >= 64);  // the costliest rows of the costly half
+  // A policy without the ordering hands out the tiling's row-major order, cost model or not.
+  c.policy = PolicyKind::adaptive;
+  Scheduler raster(c);
+  raster.worker_joined(1, 0, 1);
+  const std::vector<Assignment> first = raster.request(1, 0, 1);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].block.x == 0);
+  CHECK(first[0].block.y == 0);
 }

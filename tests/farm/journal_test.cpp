@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -177,6 +178,11 @@ TEST_CASE("scheduler: restore() removes committed blocks of any shape, keeps the
   c.block_size = 16;
   std::mt19937 rng(11);
   for (int round = 0; round < 30; ++round) {
+    // Every other round a policy whose pool is not in tiling order (costliest first).
+    c.policy = round % 2 ? PolicyKind::factoring : PolicyKind::seed;
+    c.block_cost = round % 2 ? [](const Block& b) { return static_cast<double>(b.pixels()) * (1 + (b.x * 7 + b.y * 3) % 5); }
+                             : std::function<double(const Block&)>{};
+    CAPTURE(round);
     // A random set of disjoint blocks: carve the frames with another block size, keep some.
     std::vector<Block> done;
     const int other = 3 + static_cast<int>(rng() % 30);
