@@ -50,7 +50,11 @@ constexpr double k_master_seconds_per_block = 20e-6;
 // A block is worth its messages only if it renders for at least this long.
 constexpr double k_min_block_seconds = 2e-3;
 // Factoring's x: each round hands out 1/x of the remaining work.
-constexpr double k_factor = 2.0;
+// x = 4 rather than the textbook 2: with costs predicted from a 1-spp quarter-size preview,
+// blocks off by more than 2x are common enough on chess2 that x = 2 left one running long past
+// the end at N = 100..1000 (up to 1.2 of the honest bound); at x = 4 a block may be off by 4x
+// (worst 1.035 over the scale study's scenarios at two seeds, results/sim/scale_study.md).
+constexpr double k_factor = 4.0;
 
 class FactoringPolicy : public Policy {
  public:
@@ -59,6 +63,10 @@ class FactoringPolicy : public Policy {
   std::optional<SizeChange> on_result(const WorkerView&, int) const override { return std::nullopt; }
   bool copies_need_free_thread() const override { return true; }
   bool costliest_first() const override { return true; }
+  double speculation_horizon(const PoolView& pool) const override {
+    const double remaining = remaining_seconds(pool);
+    return remaining > 0 ? remaining : std::numeric_limits<double>::infinity();
+  }
 
   // One block per thread, plus enough queued to cover a round trip at the block time this
   // policy aims for: the prefetch depth follows the measured link.
@@ -85,8 +93,8 @@ class FactoringPolicy : public Policy {
     if (!(per_thread > 0)) return probe;
     const double remaining = remaining_seconds(pool);
     // What it holds already keeps each of its threads busy for the backlog, and counts against
-    // its share: no worker is committed beyond half the time left, so a block the preview
-    // under-predicts by up to 2x still ends with everyone else (a queued block of the full
+    // its share: no worker is committed beyond 1/x of the time left, so a block the preview
+    // under-predicts by up to x still ends with everyone else (a queued block of the full
     // share behind another was what ran past the end: chess2, N=1000, 1.23 -> 1.03 of the bound).
     double seconds = remaining / k_factor - backlog_seconds(w, per_thread);
     // Slow start: while the job is young, workers are still joining and the remaining time is
@@ -97,7 +105,7 @@ class FactoringPolicy : public Policy {
   }
 
  private:
-  // The first block of a worker not measured yet: a quarter of an equal share of half the work
+  // The first block of a worker not measured yet: a quarter of an equal share of 1/x of the work
   // per thread (guided self-scheduling would give the whole share, too much for a slow worker),
   // and no more than an average block of 4 x min_block a side: it is there to measure speed.
   static double probe_work(const PoolView& pool) {

@@ -6,7 +6,7 @@
 //              recovery: a worker that delivers within half its waiting time twice in a row
 //              grows back by doubling, never above S0.
 //   factoring - adaptive weighted factoring (Hummel et al.; Banicescu's AWF): every block is sized
-//              to take about (remaining work / total speed) / 2 on the worker it goes to, less
+//              to take about (remaining work / total speed) / 4 on the worker it goes to, less
 //              what that worker already holds, from its measured speed, so fast workers get
 //              big blocks, the last blocks are
 //              small for everyone, and nobody is left holding a long block at the end. Never
@@ -80,6 +80,11 @@ class Policy {
   // work; carved pieces too), so that the last blocks out are the cheapest: a misprediction
   // near the end then costs little (LPT). Else the tiling's row-major order, as the paper.
   virtual bool costliest_first() const { return false; }
+  // How long the job should still take from now: a block that is overdue by more (taken to
+  // need as long again) is copied before the pool drains, onto a worker with a free thread
+  // expected to finish it sooner (LATE-style speculation). Infinite: copies only once the
+  // pool is empty, as the paper.
+  virtual double speculation_horizon(const PoolView&) const { return std::numeric_limits<double>::infinity(); }
   // How many blocks the worker may hold at once (rendering and queued); the scheduler also
   // caps it at max_leases_per_worker and by what the worker asks for.
   virtual int max_in_flight(const WorkerView&, const PoolView&) const { return 1 << 20; }

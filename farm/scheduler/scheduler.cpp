@@ -330,6 +330,27 @@ std::optional<Assignment> Scheduler::assign_copy(Worker& w, Seconds now) {
   return lease(w, best, m_outstanding.at(best).block, now, true);
 }
 
+std::optional<Assignment> Scheduler::assign_early_copy(Worker& w, Seconds now) {
+  if (!(w.work_per_second > 0)) return std::nullopt;
+  const double horizon = m_policy->speculation_horizon(pool_view(now));
+  if (!(horizon < std::numeric_limits<double>::infinity())) return std::nullopt;
+  for (auto it = m_copy_known.begin(); it != m_copy_known.end() && it->first < now; ++it) {
+    const BlockId id = it->second;
+    const auto& attempts = m_outstanding.at(id).attempts;
+    if (std::any_of(attempts.begin(), attempts.end(), [&](AttemptId a) { return m_leases.at(a).worker == w.id; })) continue;
+    const Seconds delay = now - it->first;  // expected to end at now + delay
+    if (delay <= horizon) return std::nullopt;  // the most overdue one is not late enough
+    // Behind what it holds (prefetched blocks: this policy's workers rarely have a free thread
+    // while the pool lasts).
+    const Seconds finish =
+        now + w.rtt + w.held_work / w.work_per_second + m_outstanding.at(id).work / (w.work_per_second / w.threads);
+    if (finish >= now + delay) return std::nullopt;
+    ++m_reassignments;
+    return lease(w, id, m_outstanding.at(id).block, now, true);
+  }
+  return std::nullopt;
+}
+
 int max_leases_per_worker(int threads) { return 2 * std::max(1, threads) + 8; }
 
 std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int credits) {
@@ -342,7 +363,8 @@ std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int cred
   const int cap = std::min(max_leases_per_worker(w.threads), m_policy->max_in_flight(view_of(w), pool_view(now)));
   credits = std::min(credits, cap - static_cast<int>(w.leases.size()));
   for (int i = 0; i < credits; ++i) {
-    std::optional<Assignment> a = assign_from_pool(w, now);
+    std::optional<Assignment> a = m_pool.empty() ? std::nullopt : assign_early_copy(w, now);
+    if (!a) a = assign_from_pool(w, now);
     if (!a && !m_pool.empty()) break;  // held off by the policy
     if (!a && m_policy->copies_need_free_thread() && static_cast<int>(w.leases.size()) >= w.threads) break;
     if (!a) a = assign_copy(w, now);

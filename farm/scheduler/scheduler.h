@@ -159,6 +159,9 @@ class Scheduler {
   Seconds wait_for(const Worker& w) const;
   std::optional<Assignment> assign_from_pool(Worker& w, Seconds now);
   std::optional<Assignment> assign_copy(Worker& w, Seconds now);
+  // Before the pool drains (Policy::speculation_horizon): a copy of the most overdue block, if
+  // it is now expected to end after the job should and this worker would finish it sooner.
+  std::optional<Assignment> assign_early_copy(Worker& w, Seconds now);
   Assignment lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy);
   void drop_lease(AttemptId attempt);
   void remove_worker(WorkerId worker);

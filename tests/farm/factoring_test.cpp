@@ -54,10 +54,10 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   pool.slowest_thread_work_per_second = 500;
   pool.age = 1000;  // long past the slow start
   WorkerView fast{1, 64, 2, 4.0, 0, 4000, 0, 0}, slow{2, 64, 2, 4.0, 0, 1000, 0, 0};
-  // Each block takes (4e6 / 5000 per s) / 2 = 400 s on its worker: fast per thread 2000/s
-  // -> 800,000; slow 500/s -> 200,000.
-  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(800'000));
-  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(200'000));
+  // Each block takes (4e6 / 5000 per s) / 4 = 200 s on its worker (factoring's x = 4): fast per
+  // thread 2000/s -> 400,000; slow 500/s -> 100,000.
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(400'000));
+  CHECK(policy->assignment_work(slow, pool) == doctest::Approx(100'000));
   CHECK(policy->assignment_size(fast, pool, 4) == 64);  // sizes only cap at S0
   // Slow start: no block longer than the job's age (10 s at 2000/s per thread).
   pool.age = 10;
@@ -66,13 +66,13 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   // Half the work left: half the work per block; half of what is out counts as left.
   pool.pending_work = 1'000'000;
   pool.outstanding_work = 2'000'000;
-  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(400'000));
-  // A worker holding work: what it holds counts against its half of the time left, so nobody
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(200'000));
+  // A worker holding work: what it holds counts against its quarter of the time left, so nobody
   // is committed beyond it and a block the model under-predicts cannot run past the end; one
-  // holding half or more gets the floor; one holding more than the time left nothing now.
+  // holding a quarter or more gets the floor; one holding more than the time left nothing now.
   // Time left: 2e6 / 5000 = 400 s.
-  fast.held_work = 2 * 2000 * 100.0;  // 100 s for each of its 2 threads
-  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 100.0));  // 400 / 2 - 100 s
+  fast.held_work = 2 * 2000 * 50.0;  // 50 s for each of its 2 threads
+  CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 50.0));  // 400 / 4 - 50 s
   fast.held_work = 2 * 2000 * 300.0;
   CHECK(policy->assignment_work(fast, pool) == doctest::Approx(2000 * 0.002));  // the floor, 2 ms
   fast.held_work = 2 * 2000 * 400.0;
@@ -81,16 +81,16 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   pool.pending_work = pool.outstanding_work = 0;
   CHECK(policy->assignment_work(slow, pool) == doctest::Approx(0.002 * 500));
   // An unmeasured worker is taken to be as slow as the slowest measured thread, and gets no
-  // more than a probe: a quarter of an equal share of half the work per thread.
+  // more than a probe: a quarter of an equal share of a quarter of the work per thread.
   pool.pending_work = 2'000'000;
   WorkerView fresh{3, 64, 2, 4.0, 0, 0, 0, 0};
   pool.total_threads = 6;
   pool.live_workers = 3;
-  // total speed 5000 + 2 * 1250 (the mean thread) = 7500/s: 2e6 / 7500 / 2 = 133 s at 500/s,
-  // above the probe of 2e6 / (4 * 2 * 6).
-  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 48));
+  // total speed 5000 + 2 * 1250 (the mean thread) = 7500/s: 2e6 / 7500 / 4 = 67 s at 500/s,
+  // above the probe of 2e6 / (4 * 4 * 6).
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 96));
   pool.slowest_thread_work_per_second = 100;
-  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 7500 / 2 * 100));
+  CHECK(policy->assignment_work(fresh, pool) == doctest::Approx(2e6 / 7500 / 4 * 100));
   CHECK(policy->max_in_flight(fresh, pool) == 2);  // nothing queued before its first result
   fast.held_work = 0;
   fast.rtt = 0.5;
@@ -229,4 +229,46 @@ TEST_CASE("factoring: with a cost model the costliest blocks go out first, the c
   REQUIRE(first.size() == 1);
   CHECK(first[0].block.x == 0);
   CHECK(first[0].block.y == 0);
+}
+
+TEST_CASE("factoring: a block overdue by more than the job's remaining time is copied before the pool drains") {
+  SchedulerConfig c = factoring_config(512, 512, 64);
+  c.max_copies = 2;
+  c.heartbeat_interval = 1000;  // worker 1 stays alive, it is only slow
+  Scheduler s(c);
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  // Both measured at 1000 px/s on their first blocks.
+  double now = 0;
+  for (WorkerId w : {1u, 2u}) {
+    auto a = s.request(w, now, 1);
+    REQUIRE(a.size() == 1);
+    REQUIRE(s.result(w, a[0].attempt, now + a[0].block.pixels() / 1000.0).outcome == ResultOutcome::accepted);
+  }
+  now = 1.0;
+  // Worker 1 takes a block and never delivers it.
+  auto stuck = s.request(1, now, 1);
+  REQUIRE(stuck.size() == 1);
+  bool copied = false;
+  int64_t pending_when_copied = 0;
+  while (!s.done() && now < 10000) {
+    auto got = s.request(2, now, 1);
+    if (got.empty()) {
+      now += 0.1;
+      continue;
+    }
+    for (const Assignment& a : got) {
+      if (a.is_copy) {
+        CHECK(a.block == stuck[0].block);
+        if (!copied) pending_when_copied = s.pending_pixels();
+        copied = true;
+      }
+      now += a.block.pixels() / 1000.0;
+      s.heard_from(1, now);
+      s.result(2, a.attempt, now);
+    }
+  }
+  CHECK(s.done());
+  CHECK(copied);
+  CHECK(pending_when_copied > 0);  // before the pool drained
 }
