@@ -52,6 +52,7 @@ CONFIGS = [
     ("2 workers, dorm", [0.8, 0.8], "dorm", "fixed", 16, 1.0),
     ("1 worker at 0.5, 20 ms", [0.5], "20ms", "fixed", 32, 1.0),
     ("paper-like 4, lab + dorm, seed", [0.6, 0.4, 0.3, 0.15], ["lab", "lab", "dorm", "dorm"], "seed", 64, 0.5),
+    ("2 workers, loopback, factoring", [0.8, 0.8], "loopback", "factoring", 128, 0.75),
     ("3 heterogeneous, loopback, factoring", [0.8, 0.4, 0.2], "loopback", "factoring", 128, 0.75),
     ("paper-like 4, lab + dorm, factoring", [0.6, 0.4, 0.3, 0.15], ["lab", "lab", "dorm", "dorm"], "factoring", 128,
      0.75),
