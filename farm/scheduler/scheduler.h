@@ -162,6 +162,10 @@ class Scheduler {
   // Before the pool drains (Policy::speculation_horizon): a copy of the most overdue block, if
   // it is now expected to end after the job should and this worker would finish it sooner.
   std::optional<Assignment> assign_early_copy(Worker& w, Seconds now);
+  bool held_by(BlockId id, WorkerId worker) const;
+  // The copy candidate with the earliest expected finish before `now` not held by `worker`:
+  // (its expected finish, its id).
+  std::optional<std::pair<Seconds, BlockId>> most_overdue(WorkerId worker, Seconds now) const;
   Assignment lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy);
   void drop_lease(AttemptId attempt);
   void remove_worker(WorkerId worker);
