@@ -68,9 +68,12 @@ ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds no
     LinkEstimate& l = link->second;
     const double bandwidth = update_bandwidth_estimate(l.bandwidth, lease->second.assigned, now, report.render_seconds,
                                                        report.queued_seconds, l.rtt, report.wire_bytes);
-    if (bandwidth != l.bandwidth) {
+    const Seconds overhead = update_overhead_estimate(l.overhead, lease->second.assigned, now, report.render_seconds,
+                                                      report.queued_seconds, l.rtt);
+    if (bandwidth != l.bandwidth || overhead != l.overhead) {
       l.bandwidth = bandwidth;
-      m_scheduler.network_sample(worker, l.rtt, l.bandwidth);
+      l.overhead = overhead;
+      m_scheduler.network_sample(worker, l.rtt, l.bandwidth, l.overhead);
     }
   }
   ResultReply reply = m_scheduler.result(worker, attempt, now);

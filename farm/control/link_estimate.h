@@ -2,6 +2,8 @@
 // ZeroMQ master and the simulator so both feed the scheduler the same numbers.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace farm {
@@ -16,6 +18,19 @@ inline double update_bandwidth_estimate(double current, double assigned_at, doub
   if (!(transfer > 1e-3) || wire_bytes <= 4096) return current;
   double sample = static_cast<double>(wire_bytes) / transfer;
   return current > 0 ? 0.8 * current + 0.2 * sample : sample;
+}
+
+// What a lease costs besides rendering, queueing and one round trip: the result's transfer, the
+// worker's own work per block (decode, encode, compress; under a CPU quota it is throttled with
+// the render) and the master's delay. Blocks much shorter than this are mostly overhead
+// (the factoring policy's floor). Unusable samples (a worker's nonsense timings) keep `current`.
+inline double update_overhead_estimate(double current, double assigned_at, double received_at, double render_seconds,
+                                       double queued_seconds, double rtt) {
+  if (!std::isfinite(render_seconds) || !std::isfinite(queued_seconds) || render_seconds < 0 || queued_seconds < 0)
+    return current;
+  const double sample = std::max(0.0, (received_at - assigned_at) - render_seconds - queued_seconds - rtt);
+  if (!std::isfinite(sample)) return current;
+  return current >= 0 ? 0.8 * current + 0.2 * sample : sample;
 }
 
 }  // namespace farm

@@ -131,17 +131,23 @@ void Scheduler::do_heard_from(WorkerId id, Seconds now) {
   reindex(it->second);
 }
 
-void Scheduler::do_network_sample(WorkerId id, Seconds rtt, double bytes_per_second) {
+void Scheduler::do_network_sample(WorkerId id, Seconds rtt, double bytes_per_second, Seconds lease_overhead) {
   auto it = m_workers.find(id);
   if (it == m_workers.end()) return;
   if (rtt >= 0) it->second.rtt = rtt;
   if (bytes_per_second > 0) it->second.bytes_per_second = bytes_per_second;
+  if (lease_overhead >= 0) it->second.lease_overhead = lease_overhead;
   reindex(it->second);
 }
 
 int Scheduler::block_size_of(WorkerId id) const {
   auto it = m_workers.find(id);
   return it == m_workers.end() ? 0 : it->second.block_size;
+}
+
+Seconds Scheduler::lease_overhead_of(WorkerId id) const {
+  auto it = m_workers.find(id);
+  return it == m_workers.end() ? 0 : it->second.lease_overhead;
 }
 
 Seconds Scheduler::wait_of(WorkerId id) const {
@@ -175,7 +181,8 @@ void Scheduler::reindex(Worker& w) {
 }
 
 WorkerView Scheduler::view_of(const Worker& w) const {
-  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second, w.rtt, w.held_work};
+  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second, w.rtt, w.held_work,
+          w.lease_overhead};
 }
 
 PoolView Scheduler::pool_view(Seconds now) const {
@@ -456,9 +463,9 @@ void Scheduler::heard_from(WorkerId worker, Seconds now) {
   if (m_observer) m_observer->heard(worker, now);
 }
 
-void Scheduler::network_sample(WorkerId worker, Seconds rtt, double bytes_per_second) {
-  do_network_sample(worker, rtt, bytes_per_second);
-  if (m_observer) m_observer->network(worker, rtt, bytes_per_second);
+void Scheduler::network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) {
+  do_network_sample(worker, rtt, bytes_per_second, lease_overhead);
+  if (m_observer) m_observer->network(worker, rtt, bytes_per_second, lease_overhead);
 }
 
 std::vector<Assignment> Scheduler::request(WorkerId worker, Seconds now, int credits) {

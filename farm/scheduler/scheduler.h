@@ -31,7 +31,7 @@ class SchedulerObserver {
   virtual void joined(WorkerId worker, Seconds now, int threads) = 0;
   virtual void left(WorkerId worker, Seconds now) = 0;
   virtual void heard(WorkerId worker, Seconds now) = 0;
-  virtual void network(WorkerId worker, Seconds rtt, double bytes_per_second) = 0;
+  virtual void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) = 0;
   virtual void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) = 0;
   virtual void released(WorkerId worker, AttemptId attempt) = 0;
   virtual void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) = 0;
@@ -56,8 +56,10 @@ class Scheduler {
   void worker_left(WorkerId worker, Seconds now);
   // Any message from the worker: it is alive.
   void heard_from(WorkerId worker, Seconds now);
-  // Measured round trip and throughput of the worker's link (bytes_per_second <= 0: unknown).
-  void network_sample(WorkerId worker, Seconds rtt, double bytes_per_second);
+  // Measured round trip and throughput of the worker's link (bytes_per_second <= 0: unknown),
+  // and what a lease costs besides rendering, queueing and the round trip (transfer, the
+  // worker's own per-block work, the master's delay; < 0: unknown).
+  void network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead = -1);
 
   // The worker asks for up to `credits` blocks. Demand-driven: nothing is ever pushed.
   std::vector<Assignment> request(WorkerId worker, Seconds now, int credits);
@@ -81,6 +83,7 @@ class Scheduler {
   bool has_worker(WorkerId worker) const { return m_workers.count(worker) != 0; }
   int block_size_of(WorkerId worker) const;
   Seconds wait_of(WorkerId worker) const;
+  Seconds lease_overhead_of(WorkerId worker) const;
   size_t live_workers() const { return m_workers.size(); }
   size_t pending_blocks() const { return m_pool.size(); }
   size_t outstanding_blocks() const { return m_outstanding.size(); }
@@ -131,6 +134,7 @@ class Scheduler {
     Seconds last_seen = 0;
     Seconds rtt = 0;
     double bytes_per_second = 0;
+    Seconds lease_overhead = 0;
     Seconds progress_since = 0;   // last result, or first lease after being idle
     int timeouts_since_progress = 0;
     int fast_results_in_row = 0;
@@ -148,7 +152,7 @@ class Scheduler {
   void do_worker_joined(WorkerId worker, Seconds now, int threads);
   void do_worker_left(WorkerId worker);
   void do_heard_from(WorkerId worker, Seconds now);
-  void do_network_sample(WorkerId worker, Seconds rtt, double bytes_per_second);
+  void do_network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead);
   std::vector<Assignment> do_request(WorkerId worker, Seconds now, int credits);
   void do_release(WorkerId worker, AttemptId attempt);
   ResultReply do_result(WorkerId worker, AttemptId attempt, Seconds now);

@@ -107,8 +107,8 @@ void SchedulerTrace::left(WorkerId worker, Seconds now) { write("L " + num(now) 
 
 void SchedulerTrace::heard(WorkerId worker, Seconds now) { write("H " + num(now) + ' ' + std::to_string(worker), ""); }
 
-void SchedulerTrace::network(WorkerId worker, Seconds rtt, double bytes_per_second) {
-  write("N " + std::to_string(worker) + ' ' + num(rtt) + ' ' + num(bytes_per_second), "");
+void SchedulerTrace::network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) {
+  write("N " + std::to_string(worker) + ' ' + num(rtt) + ' ' + num(bytes_per_second) + ' ' + num(lease_overhead), "");
 }
 
 void SchedulerTrace::requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) {
@@ -174,7 +174,12 @@ Status replay_trace(std::istream& trace) {
       case 'J': in >> t >> id >> k; s.worker_joined(id, t, static_cast<int>(k)); break;
       case 'L': in >> t >> id; s.worker_left(id, t); break;
       case 'H': in >> t >> id; s.heard_from(id, t); break;
-      case 'N': in >> id >> x >> y; s.network_sample(id, x, y); break;
+      case 'N': {
+        double overhead = -1;
+        in >> id >> x >> y >> overhead;
+        s.network_sample(id, x, y, overhead);
+        break;
+      }
       case 'R': in >> t >> id >> k; got = assignments_text(s.request(id, t, static_cast<int>(k))); break;
       case 'X': in >> id >> attempt; s.release(id, attempt); break;
       case 'S': in >> t >> id >> attempt; got = reply_text(s.result(id, attempt, t)); break;

@@ -29,7 +29,7 @@ class SchedulerTrace : public SchedulerObserver {
   void joined(WorkerId worker, Seconds now, int threads) override;
   void left(WorkerId worker, Seconds now) override;
   void heard(WorkerId worker, Seconds now) override;
-  void network(WorkerId worker, Seconds rtt, double bytes_per_second) override;
+  void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) override;
   void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) override;
   void released(WorkerId worker, AttemptId attempt) override;
   void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) override;

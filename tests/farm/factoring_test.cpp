@@ -97,6 +97,29 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   CHECK(policy->max_in_flight(fast, pool) == 3);
 }
 
+TEST_CASE("factoring: blocks last at least sqrt(time left x the worker's per-lease overhead)") {
+  auto policy = make_policy(PolicyKind::factoring);
+  PoolView pool;
+  pool.pending_work = 400;  // 0.4 s left at 1000/s: a quarter is 0.1 s
+  pool.total_threads = 1;
+  pool.live_workers = 1;
+  pool.known_work_per_second = 1000;
+  pool.known_threads = 1;
+  pool.slowest_thread_work_per_second = 1000;
+  pool.age = 1000;
+  WorkerView w{1, 64, 1, 4.0, 0, 1000, 0, 0};
+  CHECK(policy->assignment_work(w, pool) == doctest::Approx(100));
+  // The tail: 4 ms left. Without a measured overhead the floor is 2 ms of work.
+  pool.pending_work = 4;
+  CHECK(policy->assignment_work(w, pool) == doctest::Approx(2));
+  // 25 ms per lease besides rendering: sqrt(0.004 x 0.025) = 10 ms of work per block.
+  w.lease_overhead = 0.025;
+  CHECK(policy->assignment_work(w, pool) == doctest::Approx(10));
+  // Far from the tail the factoring share is larger and wins.
+  pool.pending_work = 400;
+  CHECK(policy->assignment_work(w, pool) == doctest::Approx(100));
+}
+
 TEST_CASE("factoring: with a cost model, expensive regions are carved finer") {
   SchedulerConfig c = factoring_config(256, 128, 64);
   // The right half costs 16x the left per pixel.

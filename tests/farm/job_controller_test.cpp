@@ -2,6 +2,7 @@
 // scheduler calls and statistics the master and the simulator rely on.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "control/job_controller.h"
@@ -111,6 +112,28 @@ TEST_CASE("controller: round trips and result transfers feed the waiting time") 
   // Unknown workers are ignored, not created.
   job.round_trip(7, 1.0);
   CHECK(job.rtt_of(7) == 0);
+}
+
+TEST_CASE("controller: what a lease costs besides render, queue and round trip reaches the scheduler") {
+  SchedulerConfig c = small_job();
+  c.width = 128;  // four blocks
+  JobController job(c, nullptr);
+  job.join(1, "a", 1, 0.0);
+  job.round_trip(1, 0.25);
+  CHECK(job.scheduler().lease_overhead_of(1) == 0);  // unknown
+  std::vector<Assignment> a = job.request(1, 0.0, 2);
+  REQUIRE(a.size() == 2);
+  // 2 s lease = 1 s render + 0.5 s queued + 0.25 s rtt + 0.25 s overhead.
+  job.result(1, a[0].attempt, 2.0, ResultReport{1.0, 0.5, 100, 0});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.25));
+  // A worker's nonsense timings are no sample.
+  job.result(1, a[1].attempt, 3.0, ResultReport{std::nan(""), 0.0, 100, 0});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.25));
+  // Later samples are smoothed in (0.8 old + 0.2 new); a lease shorter than its parts counts 0.
+  std::vector<Assignment> b = job.request(1, 3.0, 1);
+  REQUIRE(b.size() == 1);
+  job.result(1, b[0].attempt, 3.5, ResultReport{1.0, 0.0, 100, 0});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.8 * 0.25));
 }
 
 TEST_CASE("controller: with a trace stream every scheduler call is written and replays to the same decisions") {
