@@ -1,7 +1,10 @@
 #include "master/live_publisher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <stdexcept>
+#include <thread>
 
 namespace farm {
 
@@ -90,14 +93,35 @@ void LivePublisher::maybe_publish(double now, const JobController& job) {
   m_server.publish(status_of(now, job));
 }
 
-void LivePublisher::finish(double now, const JobController& job, const std::string& outcome,
-                           const std::vector<std::string>& lines) {
+void LivePublisher::finish(double now, const JobController& job, const std::string& outcome) {
+  const Scheduler& s = job.scheduler();
   LiveStatus st = status_of(now, job);
   st.finished = true;
   st.outcome = outcome;
   st.eta_seconds = -1;
-  st.final_lines = lines;
+  st.final_lines = {"blocks " + std::to_string(s.completed_blocks()) + ", reassigned " +
+                    std::to_string(s.reassignments()) + ", late results " + std::to_string(s.late_results())};
   m_server.publish(std::move(st));
+}
+
+std::unique_ptr<LivePublisher> LivePublisher::start(const std::string& http, const std::string& token,
+                                                    std::string scene, int width, int height, int frame_shown,
+                                                    int frames, proto::PixelEncoding encoding) {
+  LiveServerOptions o = parse_http_address(http);
+  o.token = token;
+  if (!is_loopback_address(o.address) && o.token.empty())
+    throw std::invalid_argument("--http " + http + " is reachable from other machines: give --http-token");
+  auto server = std::make_unique<LiveServer>(o, width, height);
+  auto publisher = std::make_unique<LivePublisher>(*server, std::move(scene), frame_shown, frames, encoding);
+  publisher->m_owned = std::move(server);
+  return publisher;
+}
+
+void LivePublisher::linger(double seconds, const std::atomic<bool>* stop) const {
+  if (seconds <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until && !(stop && stop->load()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace farm

@@ -4,6 +4,8 @@
 // it publishes.
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,17 +19,27 @@ class LivePublisher {
  public:
   LivePublisher(LiveServer& server, std::string scene, int frame_shown, int frames, proto::PixelEncoding encoding,
                 double interval = 0.25);
+  // `--http ADDR:PORT`: starts the web server (owned by the publisher) for a width x height job.
+  // An address other machines can reach needs `token`. Throws std::invalid_argument naming what
+  // is wrong, or what the server throws when it cannot listen.
+  static std::unique_ptr<LivePublisher> start(const std::string& http, const std::string& token, std::string scene,
+                                              int width, int height, int frame_shown, int frames,
+                                              proto::PixelEncoding encoding);
+  std::string url() const { return m_server.url(); }
 
   // The accepted block's decoded pixels, in the wire encoding (as FrameStore::place takes them).
   void block_accepted(const Block& block, WorkerId worker, const std::vector<uint8_t>& pixels);
   void maybe_publish(double now, const JobController& job);
-  // The job ended: `outcome` ("complete", "failed: ...") and the closing summary lines.
-  void finish(double now, const JobController& job, const std::string& outcome, const std::vector<std::string>& lines);
+  // The job ended: `outcome` ("complete", "failed: ...") and a closing summary of its blocks.
+  void finish(double now, const JobController& job, const std::string& outcome);
+  // Keeps the final state served for `seconds` more (--http-linger), unless `stop` turns true.
+  void linger(double seconds, const std::atomic<bool>* stop) const;
 
   // The status as the page would show it now (also what publish sends).
   LiveStatus status_of(double now, const JobController& job) const;
 
  private:
+  std::unique_ptr<LiveServer> m_owned;  // from start()
   LiveServer& m_server;
   std::string m_scene;
   int m_frame_shown, m_frames;

@@ -1,0 +1,219 @@
+// What the master does with each message from a worker (and the heartbeat round that keeps
+// its view of them fresh). The loop that calls these is in master.cpp.
+#include "master/master_state.h"
+
+namespace farm::master_detail {
+
+bool Master::send(const std::string& identity, const proto::Message& m) {
+  std::vector<uint8_t> bytes = proto::encode(m);
+  try {
+    // ROUTER_MANDATORY makes an unroutable peer an error instead of a silent drop; a full
+    // queue (slow consumer past its high-water mark) is also reported rather than blocking.
+    if (!m_socket->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
+    if (!m_socket->send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return false;
+  } catch (const zmq::error_t& e) {
+    spdlog::debug("cannot send {} to a peer: {}", proto::message_name(m), e.what());
+    return false;
+  }
+  auto it = m_peers.find(identity);
+  if (it != m_peers.end()) m_job->bytes_out(it->second.id, bytes.size());
+  return true;
+}
+
+void Master::bad_input(const std::string& identity, const std::string& what) {
+  const uint64_t n = m_quarantine.count(identity);
+  // Log the first few in full, then only occasionally: a flood must not flood the log.
+  if (n <= 10 || n % 1000 == 0) {
+    auto peer = m_peers.find(identity);
+    spdlog::warn("ignored a bad message ({} so far) from peer {}: {}", n,
+                 peer != m_peers.end() ? std::to_string(peer->second.id) : "(unknown)", what);
+  }
+}
+
+// The master's side of a worker that is gone: no more messages to it.
+void Master::forget(WorkerId worker) {
+  auto it = m_identity_of.find(worker);
+  if (it == m_identity_of.end()) return;
+  auto peer = m_peers.find(it->second);
+  if (peer != m_peers.end() && m_o.on_worker_change) m_o.on_worker_change(peer->second.name, false);
+  m_peers.erase(it->second);
+  m_identity_of.erase(it);
+}
+
+// Called between messages (never inside a handler that still holds a Peer&): the peer leaves
+// the scheduler as a dead worker would, its leases go back to the pool, and from now on its
+// frames are dropped before decoding.
+void Master::quarantine(const std::string& identity) {
+  std::optional<uint64_t> bad = m_quarantine.due(identity);
+  if (!bad) return;
+  WorkerId worker = 0;
+  auto peer = m_peers.find(identity);
+  if (peer != m_peers.end()) {
+    worker = peer->second.id;
+    m_quarantine.set_worker(identity, worker);
+    m_job->leave(worker, now(), true);
+    forget(worker);
+  }
+  spdlog::warn("peer {} sent {} bad messages: quarantined, its messages are dropped unread from now on{}",
+               worker ? "worker " + std::to_string(worker) : std::string("(unknown)"), *bad,
+               worker ? " and its blocks go back to the pool" : "");
+}
+
+// True if `identity` is quarantined; its remaining frames are then read and discarded.
+bool Master::drop_if_quarantined(const std::string& identity, const zmq::message_t& first) {
+  if (!m_quarantine.contains(identity)) return false;
+  bool more = first.more();
+  while (more) {
+    zmq::message_t frame;
+    if (!m_socket->recv(frame, zmq::recv_flags::dontwait)) break;
+    m_quarantine.dropped_frame(identity);
+    more = frame.more();
+  }
+  return true;
+}
+
+void Master::on_hello(const std::string& identity, const proto::Hello& h) {
+  if (h.protocol_version != proto::k_protocol_version) {
+    spdlog::warn("refused worker '{}': protocol {} (this master speaks {})", h.worker_name, h.protocol_version,
+                 proto::k_protocol_version);
+    send(identity, proto::Error{proto::ErrorCode::incompatible,
+                                "protocol version " + std::to_string(h.protocol_version) + " is not supported; master speaks " +
+                                    std::to_string(proto::k_protocol_version)});
+    return;
+  }
+  auto it = m_peers.find(identity);
+  if (it == m_peers.end()) {
+    Peer p;
+    p.id = m_next_worker++;
+    p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
+    it = m_peers.emplace(identity, p).first;
+    m_identity_of[p.id] = identity;
+    m_job->join(p.id, p.name, static_cast<int>(h.threads), now());
+    spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
+  }
+  proto::Welcome w;
+  w.job_id = m_job_id;
+  w.scene_name = m_manifest.front().ref.name;
+  for (const ManifestEntry& e : m_manifest) w.assets.push_back(e.ref);
+  w.settings = m_settings;
+  w.heartbeat_ms = static_cast<uint32_t>(std::lround(m_o.scheduling.heartbeat_interval * 1000));
+  w.liveness = static_cast<uint32_t>(m_o.scheduling.liveness);
+  w.pixel_encoding = m_encoding;
+  w.compression = m_o.compress ? proto::Compression::zstd : proto::Compression::none;
+  send(identity, w);
+}
+
+void Master::on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m) {
+  for (const Assignment& a : m_job->request(peer.id, now(), static_cast<int>(m.credits))) {
+    if (!send(identity, proto::Assign{m_job_id, a.attempt, a.block})) m_job->undeliverable(peer.id, a.attempt);
+  }
+}
+
+void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r) {
+  const double t = now();
+  if (r.job_id != m_job_id) return bad_input(identity, "result for another job");
+  switch (m_job->check_lease(peer.id, r.attempt, r.rect)) {
+    // Not a lease of this worker, or the rectangle does not match: never commit it.
+    case LeaseCheck::unknown_lease: return bad_input(identity, "unknown lease");
+    case LeaseCheck::wrong_rectangle: return bad_input(identity, "result rectangle does not match its lease");
+    case LeaseCheck::ok: break;
+  }
+  // From here on the lease is the peer's own but its payload may be unusable: give the block back.
+  auto reject = [&](const std::string& what) {
+    m_job->reject(peer.id, r.attempt);
+    bad_input(identity, what);
+  };
+  if (r.encoding != m_encoding) return reject("result in the wrong pixel encoding");
+  const size_t pixels = static_cast<size_t>(r.rect.pixels());
+  const size_t expected = pixels * proto::bytes_per_pixel(m_encoding);
+  const uint64_t wire_bytes = r.pixels.size();
+  if (r.compression == proto::Compression::zstd) {
+    auto raw = proto::decompress(r.pixels, expected);
+    if (!raw) return reject("undecodable compressed pixels");
+    r.pixels = std::move(*raw);
+  }
+  std::vector<uint8_t> decoded;
+  if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded); !s.ok()) return reject(s.message());
+
+  ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays});
+  if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
+  m_journal->record(r.attempt, peer.id, reply.block, r.render_seconds, decoded);
+  m_store->place(reply.block, decoded);
+  if (m_live) m_live->block_accepted(reply.block, peer.id, decoded);
+  for (const Cancel& c : reply.cancels) {
+    auto id = m_identity_of.find(c.worker);
+    if (id != m_identity_of.end()) send(id->second, proto::Cancel{m_job_id, c.attempt});
+  }
+}
+
+void Master::on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m) {
+  for (const std::string& hash : m.hashes) {
+    auto it = m_by_hash.find(hash);
+    if (it == m_by_hash.end()) {
+      bad_input(identity, "request for an unknown asset");
+      continue;
+    }
+    // Once per peer: a flood of requests for a large mesh must not fill memory.
+    if (!peer.assets_sent.insert(hash).second) continue;
+    auto bytes = read_file_bytes(it->second->path);
+    if (!bytes) {
+      spdlog::error("cannot read asset '{}' any more", it->second->path);
+      continue;
+    }
+    send(identity, proto::AssetData{hash, std::move(*bytes)});
+  }
+}
+
+void Master::on_frame(const std::string& identity, const uint8_t* data, size_t size) {
+  proto::Decoded d = proto::decode(data, size);
+  if (!d.message) return bad_input(identity, d.error);
+  auto peer_it = m_peers.find(identity);
+  if (auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_hello(identity, *hello);
+  if (peer_it == m_peers.end()) {
+    // Declared dead, or never said hello: it must (re)join first.
+    send(identity, proto::Error{proto::ErrorCode::bad_message, "not joined: send Hello"});
+    return;
+  }
+  Peer& peer = peer_it->second;
+  const double t = now();
+  m_job->heard(peer.id, t);
+  std::visit(
+      [&](auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, proto::WorkRequest>) {
+          on_request(identity, peer, m);
+        } else if constexpr (std::is_same_v<T, proto::Result>) {
+          on_result(identity, peer, m);
+        } else if constexpr (std::is_same_v<T, proto::AssetRequest>) {
+          on_asset_request(identity, peer, m);
+        } else if constexpr (std::is_same_v<T, proto::Heartbeat>) {
+          if (m.ping) {
+            send(identity, proto::Heartbeat{m.sequence, false});
+          } else if (m.sequence == peer.ping_sequence && peer.last_ping_sent >= 0) {
+            m_job->round_trip(peer.id, t - peer.last_ping_sent);
+          }
+        } else if constexpr (std::is_same_v<T, proto::Error>) {
+          spdlog::warn("worker {} reported: {}", peer.id, m.message);
+          if (m.code == proto::ErrorCode::scene_failed) {
+            m_job->leave(peer.id, t, false);
+            forget(peer.id);
+          }
+        } else {
+          bad_input(identity, std::string("unexpected ") + proto::message_name(*d.message));
+        }
+      },
+      *d.message);
+}
+
+void Master::heartbeat_round() {
+  const double t = now();
+  for (auto& [identity, peer] : m_peers) {
+    peer.ping_sequence++;
+    peer.last_ping_sent = t;
+    send(identity, proto::Heartbeat{peer.ping_sequence, true});
+  }
+  m_last_heartbeat = t;
+}
+
+}  // namespace farm::master_detail

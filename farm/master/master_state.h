@@ -1,0 +1,105 @@
+// The master's state, shared by its two halves: master.cpp (setup, the loop, the end of the job)
+// and master_messages.cpp (what it does with each message from a worker). Private to farm/master.
+#pragma once
+
+#include "master/master.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+#include <zmq.hpp>
+
+#include "assets/asset_manifest.h"
+#include "assets/content_hash.h"
+#include "base/json_text.h"
+#include "control/job_controller.h"
+#include "costs/preview_cost_map.h"
+#include "image/image_io.h"
+#include "job/job_identity.h"
+#include "job/job_settings.h"
+#include "master/frame_store.h"
+#include "master/job_journal.h"
+#include "master/job_outputs.h"
+#include "master/live_publisher.h"
+#include "master/peer_quarantine.h"
+#include "master/progress.h"
+#include "master/router_socket.h"
+#include "protocol/pixel_codec.h"
+#include "protocol/protocol.h"
+#include "security/socket_security.h"
+#include "security/zap_handler.h"
+
+namespace farm::master_detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct Peer {
+  WorkerId id = 0;
+  std::string name;
+  double last_ping_sent = -1;
+  uint64_t ping_sequence = 0;
+  std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
+};
+
+class Master {
+ public:
+  explicit Master(const MasterOptions& o) : m_o(o), m_start(Clock::now()) {}
+  RunStatus run();
+
+ private:
+  double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  bool setup();
+  bool open_socket(const std::optional<security::CurveServer>& curve);
+  bool send(const std::string& identity, const proto::Message& m);
+  void receive_all();
+  void on_frame(const std::string& identity, const uint8_t* data, size_t size);
+  void on_hello(const std::string& identity, const proto::Hello& h);
+  void on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m);
+  void on_result(const std::string& identity, Peer& peer, proto::Result& r);
+  void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
+  void heartbeat_round();
+  void forget(WorkerId worker);
+  std::string abort_reason();
+  RunStatus finish();
+  void bad_input(const std::string& identity, const std::string& what);
+  void quarantine(const std::string& identity);
+  bool drop_if_quarantined(const std::string& identity, const zmq::message_t& first);
+
+  const MasterOptions& m_o;
+  Clock::time_point m_start;
+  rt::SceneDesc m_desc;
+  std::vector<int> m_frames;
+  std::vector<ManifestEntry> m_manifest;
+  std::map<std::string, const ManifestEntry*> m_by_hash;
+  proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
+  proto::JobSettings m_settings;  // what every worker renders
+  JobIdentity m_job_identity;
+  uint64_t m_job_id = 0;
+  std::unique_ptr<std::ofstream> m_trace;  // --trace: every scheduler call, for replay tests
+  std::unique_ptr<JobController> m_job;
+  std::unique_ptr<FrameStore> m_store;
+  std::unique_ptr<JobJournal> m_journal;
+  zmq::context_t m_ctx;
+  // Declared between the context and the socket: it must outlive the socket it guards (fail closed).
+  std::unique_ptr<security::ZapHandler> m_zap;
+  std::unique_ptr<zmq::socket_t> m_socket;
+  std::map<std::string, Peer> m_peers;  // by ZeroMQ routing identity
+  std::map<WorkerId, std::string> m_identity_of;
+  WorkerId m_next_worker = 1;
+  PeerQuarantine m_quarantine;
+  double m_last_heartbeat = -1;
+  double m_alone_since = 0;  // since when no worker is live (--give-up-after)
+  Progress m_progress;
+  std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
+  bool start_live_view();
+  void live_finished(const std::string& outcome);
+  void linger_live_view();
+};
+
+}  // namespace farm::master_detail
