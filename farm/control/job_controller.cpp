@@ -69,7 +69,7 @@ ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds no
     const double bandwidth = update_bandwidth_estimate(l.bandwidth, lease->second.assigned, now, report.render_seconds,
                                                        report.queued_seconds, l.rtt, report.wire_bytes);
     const Seconds overhead = update_overhead_estimate(l.overhead, lease->second.assigned, now, report.render_seconds,
-                                                      report.queued_seconds, l.rtt);
+                                                      report.queued_seconds, l.rtt, report.wire_bytes, bandwidth);
     if (bandwidth != l.bandwidth || overhead != l.overhead) {
       l.bandwidth = bandwidth;
       l.overhead = overhead;

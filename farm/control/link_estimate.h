@@ -20,15 +20,21 @@ inline double update_bandwidth_estimate(double current, double assigned_at, doub
   return current > 0 ? 0.8 * current + 0.2 * sample : sample;
 }
 
-// What a lease costs besides rendering, queueing and one round trip: the result's transfer, the
+// What a lease costs besides rendering, queueing, one round trip and the result's transfer: the
 // worker's own work per block (decode, encode, compress; under a CPU quota it is throttled with
-// the render) and the master's delay. Blocks much shorter than this are mostly overhead
-// (the factoring policy's floor). Unusable samples (a worker's nonsense timings) keep `current`.
+// the render) and the master's delay. Blocks much shorter than this are mostly overhead (the
+// factoring policy's floor). Only small payloads (<= 4096 bytes, as the bandwidth estimate's
+// cut-off) are samples, less their transfer at the estimated bandwidth: on a slow link a large
+// result's transfer grows with the block and would make a per-block cost of it (bigger blocks,
+// bigger "overhead", bigger floor: chess2 hetero WAN in simulation went 1.04 -> 1.06 of the
+// bound when every lease was a sample). Unusable samples (a worker's nonsense timings) keep `current`.
 inline double update_overhead_estimate(double current, double assigned_at, double received_at, double render_seconds,
-                                       double queued_seconds, double rtt) {
+                                       double queued_seconds, double rtt, uint64_t wire_bytes, double bandwidth) {
   if (!std::isfinite(render_seconds) || !std::isfinite(queued_seconds) || render_seconds < 0 || queued_seconds < 0)
     return current;
-  const double sample = std::max(0.0, (received_at - assigned_at) - render_seconds - queued_seconds - rtt);
+  if (wire_bytes > 4096) return current;
+  const double transfer = bandwidth > 0 ? static_cast<double>(wire_bytes) / bandwidth : 0.0;
+  const double sample = std::max(0.0, (received_at - assigned_at) - render_seconds - queued_seconds - rtt - transfer);
   if (!std::isfinite(sample)) return current;
   return current >= 0 ? 0.8 * current + 0.2 * sample : sample;
 }

@@ -130,9 +130,12 @@ TEST_CASE("controller: what a lease costs besides render, queue and round trip r
   job.result(1, a[1].attempt, 3.0, ResultReport{std::nan(""), 0.0, 100, 0});
   CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.25));
   // Later samples are smoothed in (0.8 old + 0.2 new); a lease shorter than its parts counts 0.
-  std::vector<Assignment> b = job.request(1, 3.0, 1);
-  REQUIRE(b.size() == 1);
+  std::vector<Assignment> b = job.request(1, 3.0, 2);
+  REQUIRE(b.size() == 2);
   job.result(1, b[0].attempt, 3.5, ResultReport{1.0, 0.0, 100, 0});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.8 * 0.25));
+  // A large payload's lease is no sample: its transfer would pass for a per-block cost.
+  job.result(1, b[1].attempt, 10.0, ResultReport{1.0, 0.0, 1'000'000, 0});
   CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.8 * 0.25));
 }
 
