@@ -47,7 +47,8 @@ void read_link(const TableReader& r, WorkerGroupSpec& g) {
 
 WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults, size_t index) {
   std::vector<std::string> allowed = {"name", "count", "speed", "threads", "prefetch", "join",
-                                      "startup", "leave", "fail", "block_overhead_ms"};
+                                      "startup", "leave", "fail", "block_overhead_ms", "cpu_quota",
+                                      "quota_period_ms"};
   allowed.insert(allowed.end(), k_link_keys.begin(), k_link_keys.end());
   r.check_keys(allowed);
   WorkerGroupSpec g = defaults;
@@ -62,6 +63,12 @@ WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults
   g.leave = read_time(r, "leave", g.leave);
   g.fail = read_time(r, "fail", g.fail);
   g.block_overhead_ms = read_range(r, "block_overhead_ms", g.block_overhead_ms, 0, 1e6);
+  g.cpu_quota = read_range(r, "cpu_quota", g.cpu_quota, 0, 4096);
+  g.quota_period_ms = r.get_float("quota_period_ms", 100.0f, rt::NumRange::closed(1, 1e6));
+  if (g.cpu_quota.is_range() && g.cpu_quota.lo <= 0) r.fail_at("cpu_quota", "a 'cpu_quota' range must start above 0");
+  // The kernel refuses a quota below 1 ms per period.
+  if (g.cpu_quota.lo > 0 && g.cpu_quota.lo * g.quota_period_ms < 1)
+    r.fail_at("cpu_quota", "'cpu_quota' x 'quota_period_ms' must be at least 1 ms of CPU per period (as the kernel's)");
   read_link(r, g);
   return g;
 }
@@ -137,6 +144,8 @@ std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed
       w.jitter = draw(g.jitter_ms, rng) / 1000.0;
       w.bandwidth = draw(g.bandwidth_mbit, rng) * 1e6 / 8.0;
       if (g.block_overhead_ms.lo >= 0) w.block_overhead = draw(g.block_overhead_ms, rng) / 1000.0;
+      w.cpu_quota = draw(g.cpu_quota, rng);  // after the others: no new draw for a cluster without one
+      w.quota_period = g.quota_period_ms / 1000.0;
       out.push_back(w);
     }
   }

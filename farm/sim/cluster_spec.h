@@ -20,6 +20,12 @@
 //   latency_ms = [0, 100]
 //   fail = [5, 50]             # crashes silently at a time drawn in the range
 //   block_overhead_ms = 0.3    # per block besides rendering (default: per_block_overhead_ms / speed)
+//
+//   [[group]]
+//   name = "capped"            # a CPU quota (CFS bandwidth control), as tools/sweep emulates slow nodes
+//   speed = 1.0                # then: the speed of a thread while it is not throttled
+//   cpu_quota = 0.25           # cores' worth of CPU per period for the whole worker
+//   quota_period_ms = 10       # the period (the kernel's default is 100)
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,10 @@ struct WorkerGroupSpec {
   // per_block_overhead_ms / speed. For workers whose overhead was measured (a CPU quota throttles
   // the farm's own work more than in proportion, results/sim/validation.md).
   SimRange block_overhead_ms{-1, -1};
+  // A CPU quota (cores, 0 = none): the worker's threads may run cpu_quota x period CPU seconds in
+  // each period and wait for the next one once they have (block_overhead is CPU work too).
+  SimRange cpu_quota{0, 0};
+  double quota_period_ms = 100;
 };
 
 struct ClusterSpec {
@@ -73,6 +83,8 @@ struct SimWorkerSpec {
   double jitter = 0;      // seconds, uniform extra per message
   double bandwidth = 0;   // bytes per second per direction, 0 = unlimited
   double block_overhead = -1;  // seconds per block besides rendering; < 0: the cluster's / speed
+  double cpu_quota = 0;        // cores, 0 = none (WorkerGroupSpec::cpu_quota)
+  double quota_period = 0.1;   // seconds
 };
 
 // Reads and checks a cluster file; errors are rt::SceneError at "file:line:column".

@@ -11,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "control/job_controller.h"
+#include "sim/quota_clock.h"
 
 namespace farm {
 
@@ -72,6 +73,7 @@ struct Task {
   Block block;
   double arrived = 0, started = 0;
   bool cancelled = false;
+  int thread = 0;  // which render thread runs it
 };
 
 // Wall seconds a worker spends per block besides rendering. The farm's own work is CPU work on
@@ -89,6 +91,10 @@ struct SimWorker {
   int busy = 0;
   std::deque<Task> queue;
   std::vector<Task> running;
+  // Under a CPU quota, each render thread's share of it (an approximation: the kernel meters the
+  // group as a whole), and which threads are rendering.
+  std::vector<QuotaClock> quota;
+  std::vector<bool> thread_busy;
   double last_request = -k_never;
   // The master's view of this peer.
   bool joined = false;
@@ -105,6 +111,9 @@ class Simulation {
       w.spec = s;
       w.up = Link{s.latency, s.jitter, s.bandwidth};
       w.down = Link{s.latency, s.jitter, s.bandwidth};
+      w.thread_busy.assign(static_cast<size_t>(std::max(1, s.threads)), false);
+      if (s.cpu_quota > 0)
+        w.quota.assign(w.thread_busy.size(), QuotaClock(s.quota_period, s.cpu_quota / s.threads * s.quota_period));
       m_workers.push_back(std::move(w));
     }
   }
@@ -248,8 +257,11 @@ class Simulation {
       w.queue.pop_front();
       t.started = m_now;
       ++w.busy;
+      t.thread = static_cast<int>(std::find(w.thread_busy.begin(), w.thread_busy.end(), false) - w.thread_busy.begin());
+      w.thread_busy[static_cast<size_t>(t.thread)] = true;
       // A task cancelled while queued is dropped by the render thread at once.
-      double took = t.cancelled ? 0 : render_time(w, t.block) + block_overhead(w.spec, m_o);
+      const double cpu = t.cancelled ? 0 : render_time(w, t.block) + block_overhead(w.spec, m_o);
+      const double took = w.quota.empty() ? cpu : w.quota[static_cast<size_t>(t.thread)].run(m_now, cpu) - m_now;
       w.running.push_back(t);
       Event e;
       e.t = m_now + took;
@@ -266,12 +278,15 @@ class Simulation {
     Task t = *it;
     w.running.erase(it);
     --w.busy;
+    w.thread_busy[static_cast<size_t>(t.thread)] = false;
     --w.assigned;
     if (!t.cancelled) {
       Message r = message(Msg::result);
       r.attempt = t.attempt;
       r.block = t.block;
-      r.render = render_time(w, t.block);
+      // As a real worker reports it: under a quota, wall time with the throttling (not the overhead).
+      r.render = w.quota.empty() ? render_time(w, t.block)
+                                 : std::max(0.0, (m_now - t.started) - block_overhead(w.spec, m_o));
       r.queued = t.started - t.arrived;
       r.bytes = static_cast<uint64_t>(static_cast<double>(t.block.pixels()) * m_o.bytes_per_pixel * m_o.payload_ratio);
       send_up(w, m.worker, r, k_result_header + static_cast<double>(r.bytes));
@@ -432,7 +447,9 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
   for (const SimWorkerSpec& s : workers) {
     BoundWorker b;
     b.start = s.join + s.startup + 2 * s.latency;
-    b.speed = s.speed * s.threads;
+    // Under a quota the worker's long-run speed is capped (a fresh period's budget may run at the
+    // thread speed: one block still counts at it).
+    b.speed = s.speed * (s.cpu_quota > 0 ? std::min<double>(s.threads, s.cpu_quota) : s.threads);
     b.thread_speed = s.speed;
     b.result_delay = s.latency;
     if (s.fail >= 0) b.end = s.fail;

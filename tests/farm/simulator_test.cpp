@@ -8,6 +8,7 @@
 
 #include "scheduler/scheduler_trace.h"
 #include "sim/cluster_spec.h"
+#include "sim/quota_clock.h"
 #include "sim/simulator.h"
 
 using namespace farm;
@@ -77,6 +78,43 @@ TEST_CASE("sim: prefetch hides the round trip") {
   REQUIRE(r.completed);
   // Only the first assignment's trip and the last result's are exposed.
   CHECK(r.makespan == doctest::Approx(3 * L + 8 * c).epsilon(1e-9));
+}
+
+TEST_CASE("quota clock: CFS bandwidth control, budget per period, idle time within a period free") {
+  QuotaClock off;
+  CHECK(off.run(1.0, 0.5) == 1.0 + 0.5);
+  // 4 ms of CPU per 10 ms period (0.4 cores).
+  QuotaClock q(0.010, 0.004);
+  CHECK(q.run(0.0, 0.003) == doctest::Approx(0.003));  // within the budget: full speed
+  // 2 ms more from 5 ms: 1 ms left in this period, then throttled until 10 ms, then 1 ms.
+  CHECK(q.run(0.005, 0.002) == doctest::Approx(0.011));
+  // A long job runs at 0.4 of full speed: 40 ms of CPU from 20 ms take ten periods' budgets,
+  // the last ending 4 ms into the period from 110 ms.
+  CHECK(q.run(0.020, 0.040) == doctest::Approx(0.114));
+  // A job that starts late in a period gets what is left of it, not a whole budget.
+  QuotaClock r(0.010, 0.004);
+  CHECK(r.run(0.0085, 0.003) == doctest::Approx(0.0115));  // 1.5 ms, then 1.5 ms of the next
+}
+
+TEST_CASE("sim: under a CPU quota, gaps between blocks shorter than the throttled time cost nothing") {
+  // 16 blocks of 10 ms CPU each; 0.5 cores in periods of 10 ms: 320 ms for the CPU alone.
+  CostMap map = uniform_map(64, 64, 4, 0.010 / 16);
+  SimWorkerSpec w = worker(1, 0.0005);  // a 1 ms round trip per block without prefetch
+  w.cpu_quota = 0.5;
+  w.quota_period = 0.010;
+  SimResult r = simulate(map, {w}, options(64, 64, 16));
+  REQUIRE(r.completed);
+  // Each block runs 5 ms in one period and 5 ms in the next; the round trip falls in time the
+  // worker would have been throttled anyway: two periods per block, or a little less for the
+  // first one, which starts mid-period.
+  CHECK(r.window() <= doctest::Approx(0.32 + 0.001));
+  CHECK(r.window() > 0.30);
+  // A worker of half the speed without a quota pays every round trip: 16 x (20 ms + 1 ms).
+  SimWorkerSpec free = worker(0.5, 0.0005);
+  SimResult slow = simulate(map, {free}, options(64, 64, 16));
+  CHECK(slow.window() == doctest::Approx(0.32 + 16 * 0.001).epsilon(1e-9));
+  // The bound knows the quota: 0.5 of the thread speed over the long run.
+  CHECK(r.bound.plain == doctest::Approx(0.32).epsilon(0.02));
 }
 
 TEST_CASE("sim: a worker twice as fast takes two thirds of the blocks") {
@@ -191,6 +229,11 @@ TEST_CASE("cluster file: ranges, defaults and located errors") {
   CHECK(error_of("[network]\nlatency_ms = -1\n[[group]]\n").find("latency_ms") != std::string::npos);
   CHECK(error_of("").find("no workers") != std::string::npos);
   CHECK(error_of("[[group]]\nblock_overhead_ms = -1\n").find("block_overhead_ms") != std::string::npos);
+  auto capped = expand_cluster(parse_cluster_spec("[[group]]\ncpu_quota = 0.25\nquota_period_ms = 10\n", "q.toml"), 1);
+  CHECK(capped[0].cpu_quota == doctest::Approx(0.25));
+  CHECK(capped[0].quota_period == doctest::Approx(0.010));
+  CHECK(error_of("[[group]]\ncpu_quota = 0.05\nquota_period_ms = 10\n").find("at least 1 ms") != std::string::npos);
+  CHECK(error_of("[[group]]\ncpu_quota = [0, 1]\n").find("above 0") != std::string::npos);
 }
 
 TEST_CASE("sim: its scheduler trace replays to the same decisions, and a changed trace is caught") {
