@@ -19,6 +19,14 @@ What the simulator is told (all measured beforehand, none taken from the run it 
     results/net_proxy_check.md); loopback 0.05 ms.
   - factoring's cost model: a preview's map (a quarter of the size, 1 spp), as the real master
     renders one before serving.
+Two models of a quota'd worker are predicted side by side:
+  - plain: the worker renders at its calibrated speed whenever it is busy, and every gap between
+    blocks costs its time;
+  - quota: the kernel's bandwidth control (farm sim's cpu_quota, sim/quota_clock.h): a thread at
+    full speed that may run `cores` x period CPU seconds per period (tools/experiments/cpu_quota.py's
+    period), so idle time within a period is free. Its full speed and per-block CPU come from
+    calibration jobs at two block sizes (32 and 16): window x cores = cost / speed + blocks x
+    per-block CPU, solved for both.
 Writes results/sim/validation.{csv,md} (or build/validate-quick with --quick).
 """
 import argparse
@@ -38,6 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import cluster as cl  # noqa: E402
+from cpu_quota import period_for  # noqa: E402
 from farmtools.networks import NETWORK_RE, PRESETS  # noqa: E402
 
 PROXY_FLOOR_MS = 1.25
@@ -84,6 +93,32 @@ def cluster_toml(quotas, networks):
                   "prefetch = 1", f"startup = {q['startup']:.6g}", f"block_overhead_ms = {q['overhead'] * 1e3:.6g}",
                   f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}", f"bandwidth_mbit = {bw:.6g}", ""]
     return "\n".join(lines)
+
+
+def cluster_toml_quota(quotas, cores, networks):
+    """The same workers under the quota model: `quotas` from quota_calibration, `cores` their quotas."""
+    lines = []
+    for i, (q, c, net) in enumerate(zip(quotas, cores, networks)):
+        lat, jit, bw = link_of(net)
+        lines += ["[[group]]", f'name = "w{i + 1}"', "count = 1", f"speed = {q['speed']:.6g}", "threads = 1",
+                  "prefetch = 1", f"startup = {q['startup']:.6g}", f"block_overhead_ms = {q['overhead'] * 1e3:.6g}",
+                  f"cpu_quota = {c:.6g}", f"quota_period_ms = {period_for(c) / 1000:.6g}",
+                  f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}", f"bandwidth_mbit = {bw:.6g}", ""]
+    return "\n".join(lines)
+
+
+def quota_calibration(runs32, runs16, map_total, cores):
+    """Full (unthrottled) speed and per-block CPU of a worker on `cores`, from lone-worker jobs at
+    two block sizes: window x cores = map_total / speed + blocks x overhead, for each."""
+    def mean_of(runs):
+        n = statistics.mean(sum(1 for b in st["blocks"] if b["outcome"] == "accepted") for st in runs)
+        return n, statistics.mean(window_of(st) for st in runs) * cores
+    n32, cpu32 = mean_of(runs32)
+    n16, cpu16 = mean_of(runs16)
+    overhead = max(0.0, (cpu16 - cpu32) / (n16 - n32))
+    render = max(1e-9, cpu32 - n32 * overhead)
+    return {"speed": map_total / render, "overhead": overhead,
+            "startup": statistics.mean(st["workers"][0]["joined"] for st in runs32 + runs16)}
 
 
 def calibration(stats_list, map_total):
@@ -144,12 +179,14 @@ def main():
         map_total = sum(float(x) for line in f for x in line.split())
     all_cores = sorted({c for _, cs, *_ in configs for c in cs}, reverse=True)
     calibration_runs = {c: [] for c in all_cores}
+    calibration16_runs = {c: [] for c in all_cores}  # for the quota model's per-block CPU
 
     def calibrate():
         for cores in all_cores:
-            calibration_runs[cores].append(runner.farm_run(
-                scene, size + ["--policy", "fixed", "--block", "32"], os.path.join(tmp, "j.png"),
-                os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(cores)])))
+            for block, runs in (("32", calibration_runs), ("16", calibration16_runs)):
+                runs[cores].append(runner.farm_run(
+                    scene, size + ["--policy", "fixed", "--block", block], os.path.join(tmp, "j.png"),
+                    os.path.join(tmp, "j.json"), cl.Cluster("one", [cl.Node(cores)])))
 
     # 2. The real runs, with calibration passes before, halfway and after.
     calibrate()
@@ -171,13 +208,15 @@ def main():
     if not args.quick:
         calibrate()
     quotas = {c: calibration(runs, map_total) for c, runs in calibration_runs.items()}
+    full = {c: quota_calibration(calibration_runs[c], calibration16_runs[c], map_total, c) for c in all_cores}
     acc = [b for b in calibration_runs[all_cores[0]][0]["blocks"] if b["outcome"] == "accepted"]  # the fastest node
     payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
     for cores in all_cores:
         q = quotas[cores]
         speeds = ", ".join(f"{calibration([r], map_total)['speed']:.3f}" for r in calibration_runs[cores])
         print(f"a worker on {cores:g} cores: speed {q['speed']:.3f} (passes: {speeds}), start-to-join "
-              f"{q['startup']:.2f} s, {q['overhead'] * 1e3:.2f} ms per block besides rendering", flush=True)
+              f"{q['startup']:.2f} s, {q['overhead'] * 1e3:.2f} ms per block besides rendering; quota model: "
+              f"full speed {full[cores]['speed']:.3f}, {full[cores]['overhead'] * 1e3:.2f} ms CPU per block", flush=True)
     print(f"zstd payload ratio {payload_ratio:.3f}")
 
     # 3. The predictions.
@@ -186,47 +225,62 @@ def main():
         networks = network if isinstance(network, list) else [network] * len(cores)
         sched = ["--policy", policy, "--block", str(block), "--wait", f"{wait:g}", "--max-copies", "2"]
         real = reals[index]
-        cluster_file = os.path.join(tmp, "cluster.toml")
-        with open(cluster_file, "w") as f:
-            f.write(cluster_toml([quotas[c] for c in cores], networks))
-        pred = []
-        for seed in (1, 2, 3):
-            sim_json = os.path.join(tmp, "sim.json")
-            subprocess.run([args.farm, "sim", "--cost-map", cost_map, "--cluster", cluster_file, "--stats", sim_json,
-                            "--seed", str(seed), "--payload-ratio", f"{payload_ratio:.4f}"] + sched
-                           + (["--cost-model-map", preview_map] if policy == "factoring" else []),
-                           check=True, stdout=subprocess.DEVNULL)
-            keep(args.keep, sim_json, f"{index + 1}_sim_{seed}.json")
-            with open(sim_json) as f:
-                pred.append(window_of(json.load(f)))
-        m_real, m_pred = statistics.median(real), statistics.median(pred)
-        err = (m_pred - m_real) / m_real * 100
+        m_real = statistics.median(real)
+        preds = {}
+        for model, text in (("plain", cluster_toml([quotas[c] for c in cores], networks)),
+                            ("quota", cluster_toml_quota([full[c] for c in cores], cores, networks))):
+            cluster_file = os.path.join(tmp, f"cluster_{model}.toml")
+            with open(cluster_file, "w") as f:
+                f.write(text)
+            pred = []
+            for seed in (1, 2, 3):
+                sim_json = os.path.join(tmp, "sim.json")
+                subprocess.run([args.farm, "sim", "--cost-map", cost_map, "--cluster", cluster_file, "--stats",
+                                sim_json, "--seed", str(seed), "--payload-ratio", f"{payload_ratio:.4f}"] + sched
+                               + (["--cost-model-map", preview_map] if policy == "factoring" else []),
+                               check=True, stdout=subprocess.DEVNULL)
+                keep(args.keep, sim_json, f"{index + 1}_sim_{model}_{seed}.json")
+                with open(sim_json) as f:
+                    pred.append(window_of(json.load(f)))
+            preds[model] = statistics.median(pred)
+        err = {m: (p - m_real) / m_real * 100 for m, p in preds.items()}
         rows.append(dict(config=name, cores=" ".join(f"{c:g}" for c in cores), network=",".join(sorted(set(networks))),
                          policy=policy, block=block, wait=wait, measured_s=m_real,
-                         measured_range=f"{min(real):.2f}..{max(real):.2f}", predicted_s=m_pred, error_pct=err))
-        print(f"{name:40s} measured {m_real:6.2f} s ({min(real):.2f}..{max(real):.2f})  predicted {m_pred:6.2f} s  "
-              f"error {err:+.1f}%", flush=True)
+                         measured_range=f"{min(real):.2f}..{max(real):.2f}", predicted_s=preds["plain"],
+                         error_pct=err["plain"], predicted_quota_s=preds["quota"], error_quota_pct=err["quota"]))
+        print(f"{name:40s} measured {m_real:6.2f} s ({min(real):.2f}..{max(real):.2f})  predicted {preds['plain']:6.2f} s"
+              f" ({err['plain']:+.1f}%), quota model {preds['quota']:6.2f} s ({err['quota']:+.1f}%)", flush=True)
     with open(os.path.join(out_dir, "validation.csv"), "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
-    mae = statistics.mean(abs(r["error_pct"]) for r in rows)
-    worst = max(abs(r["error_pct"]) for r in rows)
+    summary = {}
+    for model, key in (("plain", "error_pct"), ("quota", "error_quota_pct")):
+        summary[model] = (statistics.mean(abs(r[key]) for r in rows), max(abs(r[key]) for r in rows))
     cmd = "tools/sim/validate.py" + (" --quick" if args.quick else "")
     with open(os.path.join(out_dir, "validation.md"), "w") as f:
         f.write(f"## Simulator against real runs\n\nCommand: `{cmd}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \n"
                 f"chess2 {w}x{h}, {spp} spp; real runs: median of {reps}; predictions: median of 3 seeds. "
                 f"Compressed/raw payload {payload_ratio:.3f}. One worker on a quota (calibration jobs, not the runs "
-                "predicted):\n\n| cores | speed | start-to-join (s) | per-block overhead (ms) |\n|---|---|---|---|\n"
-                + "".join(f"| {c:g} | {q['speed']:.3f} | {q['startup']:.2f} | {q['overhead'] * 1e3:.2f} |\n"
+                "predicted). Plain model: speed = cost map total / summed block render times, overhead = window "
+                "not spent rendering, per block (fixed 32). Quota model: full speed and CPU per block from fixed 32 "
+                "and 16 (see the script's docstring).\n\n"
+                "| cores | speed | start-to-join (s) | per-block overhead (ms) | quota model: full speed "
+                "| CPU per block (ms) |\n|---|---|---|---|---|---|\n"
+                + "".join(f"| {c:g} | {q['speed']:.3f} | {q['startup']:.2f} | {q['overhead'] * 1e3:.2f} | "
+                          f"{full[c]['speed']:.3f} | {full[c]['overhead'] * 1e3:.2f} |\n"
                           for c, q in sorted(quotas.items())) + "\n"
-                "| configuration | cores | network | policy | block | wait | measured window (s) | range | predicted (s) "
-                "| error |\n|" + "---|" * 10 + "\n")
+                "| configuration | cores | network | policy | block | wait | measured window (s) | range | predicted, "
+                "plain (s) | error | predicted, quota (s) | error |\n|" + "---|" * 12 + "\n")
         for r in rows:
             f.write(f"| {r['config']} | {r['cores']} | {r['network']} | {r['policy']} | {r['block']} | {r['wait']:g} | "
-                    f"{r['measured_s']:.2f} | {r['measured_range']} | {r['predicted_s']:.2f} | {r['error_pct']:+.1f}% |\n")
-        f.write(f"\nMean absolute error {mae:.1f}% (target <= 5%), worst {worst:.1f}% (target <= 10%).\n")
-    print(f"mean absolute error {mae:.1f}%, worst {worst:.1f}%")
+                    f"{r['measured_s']:.2f} | {r['measured_range']} | {r['predicted_s']:.2f} | {r['error_pct']:+.1f}% | "
+                    f"{r['predicted_quota_s']:.2f} | {r['error_quota_pct']:+.1f}% |\n")
+        for model, (mae, worst) in summary.items():
+            f.write(f"\n{model.capitalize()} model: mean absolute error {mae:.1f}% (target <= 5%), worst {worst:.1f}% "
+                    "(target <= 10%).\n")
+    for model, (mae, worst) in summary.items():
+        print(f"{model} model: mean absolute error {mae:.1f}%, worst {worst:.1f}%")
     return 0
 
 
