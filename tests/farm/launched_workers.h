@@ -17,8 +17,9 @@ inline std::string read_text(const std::string& path) {
 
 // `farm worker` processes whose command line contains `marker` (a test's own cache folder or
 // endpoint). The launchers (ssh, srun) carry the remote command on their own command lines and
-// are not counted: only a worker itself is.
-inline int count(const std::string& marker) {
+// are not counted: only a worker itself is. `found` (optional) gets "pid: command line" of each,
+// for a failing check's message.
+inline int count(const std::string& marker, std::string* found = nullptr) {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
@@ -28,7 +29,10 @@ inline int count(const std::string& marker) {
     if (program == "ssh" || program == "srun") continue;
     for (char& c : cmd)
       if (c == '\0') c = ' ';
-    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) ++n;
+    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) {
+      ++n;
+      if (found) *found += name + ": " + cmd + "\n";
+    }
   }
   return n;
 }
@@ -40,6 +44,13 @@ inline bool none_left(const std::string& marker, double seconds = 10) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
+}
+
+// The workers count() finds now, one "pid: command line" per line (a failing check's message).
+inline std::string listing(const std::string& marker) {
+  std::string found;
+  count(marker, &found);
+  return found.empty() ? "(none)" : found;
 }
 
 }  // namespace launched_workers

@@ -148,7 +148,9 @@ TEST_CASE("ssh cluster: the master killed with SIGKILL: every remote worker sees
   // Its log says why if a host does not join (a CI run once waited 60 s for it in vain).
   const bool all_joined = render.wait_for_log("hosts: 3 started, 3 joined", 120);
   REQUIRE_MESSAGE(all_joined, "render.log:\n" << render.log());
-  CHECK(launched_workers::count(f.cache()) == 3);
+  // Its once-flaky failure left no output: say which processes were there.
+  CHECK_MESSAGE(launched_workers::count(f.cache()) == 3, "workers:\n" << launched_workers::listing(f.cache()));
   render.kill(SIGKILL);
-  CHECK(none_left(f.cache()));
+  CHECK_MESSAGE(none_left(f.cache()), "left after 10 s:\n" << launched_workers::listing(f.cache()) << "render.log:\n"
+                                                            << render.log());
 }
