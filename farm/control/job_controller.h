@@ -68,7 +68,7 @@ class JobController {
   struct LinkEstimate {
     Seconds rtt = 0;
     double bandwidth = 0;  // smoothed bytes/s of result transfers, 0 = unknown
-    Seconds overhead = -1;  // smoothed lease time besides render, queue and round trip, < 0 = unknown
+    Seconds overhead = -1;  // smoothed lease time besides render, queue, round trip and transfer, < 0 = unknown
   };
   Scheduler m_scheduler;
   std::unique_ptr<SchedulerTrace> m_trace;

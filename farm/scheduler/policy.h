@@ -37,7 +37,7 @@ struct WorkerView {
   double work_per_second = 0;    // measured over all its threads (0: no result yet)
   Seconds rtt = 0;               // measured round trip (0: unknown)
   double held_work = 0;          // of the blocks it holds now (rendering or queued)
-  Seconds lease_overhead = 0;    // measured per lease besides render, queue and round trip (0: unknown)
+  Seconds lease_overhead = 0;    // per lease besides render, queue, round trip, transfer (0: unknown)
 };
 
 struct PoolView {

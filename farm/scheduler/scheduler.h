@@ -57,8 +57,8 @@ class Scheduler {
   // Any message from the worker: it is alive.
   void heard_from(WorkerId worker, Seconds now);
   // Measured round trip and throughput of the worker's link (bytes_per_second <= 0: unknown),
-  // and what a lease costs besides rendering, queueing and the round trip (transfer, the
-  // worker's own per-block work, the master's delay; < 0: unknown).
+  // and what a lease costs besides rendering, queueing, the round trip and the transfer (the
+  // worker's own per-block work, the master's delay; < 0: unknown; control/link_estimate.h).
   void network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead = -1);
 
   // The worker asks for up to `credits` blocks. Demand-driven: nothing is ever pushed.

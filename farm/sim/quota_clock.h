@@ -2,8 +2,8 @@
 // in each period of `period` seconds the group may run `budget` CPU seconds, then it waits for
 // the next period. A worker under a quota that waits for the network between blocks loses
 // nothing as long as it would have been throttled anyway: idle time within a period is free.
-// So prefetching gains little on tools/sweep's quota-emulated nodes, where a model that charges
-// every idle gap would favour the policies that keep workers busy.
+// So on tools/sweep's quota-emulated nodes, hiding round trips (prefetching) can gain less than
+// on machines whose idle time is lost. tools/sim/validate.py predicts with and without this model.
 #pragma once
 
 #include <algorithm>
