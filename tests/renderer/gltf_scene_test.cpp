@@ -238,6 +238,48 @@ TEST_CASE("glTF: broken files are refused with the reason and the file") {
   CHECK_THROWS_WITH_AS(rt::parse_scene_file(path), doctest::Contains("broken.gltf"), rt::SceneError);
 }
 
+TEST_CASE("glTF: offsets near 2^64 do not wrap past the bounds checks") {
+  // Issue 26: byteOffset + length wrapped to a small number, passed the checks, and the
+  // accessor read memory before its buffer (exit 0 with foreign geometry, or SIGSEGV).
+  Dir d("gltf_wrap");
+  QuadOptions o;
+  o.material_json = R"([{}])";
+  const std::string path = gltf_fixture::write_quad(d.path, "wrap", o);
+  std::ifstream in(path);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto check_refused = [&](const std::string& from, const std::string& to, const std::string& message) {
+    std::string json = good;
+    size_t at = json.find(from);
+    REQUIRE(at != std::string::npos);
+    json.replace(at, from.size(), to);
+    std::ofstream(path) << json;
+    CAPTURE(to);
+    CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains(message.c_str()), rt::SceneError);
+  };
+  const std::string accessor0 = R"({"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min")";
+  const std::string view0 = R"({"buffer": 0, "byteOffset": 0, "byteLength": 48})";
+  for (const char* offset : {"18446744073709551600", "18446744073709551615", "18446744073709551568"}) {
+    check_refused(accessor0, R"({"bufferView": 0, "byteOffset": )" + std::string(offset) +
+                                 R"(, "componentType": 5126, "count": 4, "type": "VEC3", "min")",
+                  "accessor 0: reads past the end of its bufferView");
+    check_refused(view0, R"({"buffer": 0, "byteOffset": )" + std::string(offset) + R"(, "byteLength": 48})",
+                  "runs past the end of buffer 0");
+  }
+  // An image stored in a bufferView whose offset wraps (tinygltf copies it out unchecked).
+  std::string json = good;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    size_t at = json.find(from);
+    REQUIRE(at != std::string::npos);
+    json.replace(at, from.size(), to);
+  };
+  replace(R"("images": [{"uri": "tex.png"}])", R"("images": [{"bufferView": 5, "mimeType": "image/png"}])");
+  replace(R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}])",
+          R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}, {"buffer": 0, "byteOffset": 18446744073709551600, "byteLength": 64}])");
+  std::ofstream(path) << json;
+  CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains("runs past the end of its buffer"),
+                       rt::SceneError);
+}
+
 TEST_CASE("glTF: the shared DamagedHelmet loads as a textured scene") {
   if (!test_paths::have_shared_scenes()) {
     MESSAGE("skipped: ../shared/scenes is absent");

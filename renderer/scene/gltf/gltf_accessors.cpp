@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "math/checked.h"
 #include "scene/gltf/gltf_document.h"
 
 namespace rt {
@@ -96,9 +97,11 @@ ByteRange view_range(const tinygltf::Model& m, int accessor, int view_index, uin
   const tinygltf::Buffer& buffer = m.buffers[view.buffer];
   uint64_t stride = allow_stride && view.byteStride > 0 ? view.byteStride : elem_bytes;
   if (stride < elem_bytes || stride > 252) fail(accessor, "byteStride " + std::to_string(stride) + " is invalid");
-  uint64_t needed = count == 0 ? 0 : offset + (count - 1) * stride + elem_bytes;
-  if (needed > view.byteLength) fail(accessor, "reads past the end of its bufferView");
-  if (uint64_t{view.byteOffset} + view.byteLength > buffer.data.size()) {
+  // Offsets come from the file and may be near 2^64: every sum is checked (math/checked.h).
+  // count <= 2^28 and stride <= 252, so the span itself cannot overflow.
+  const uint64_t span = count == 0 ? 0 : (count - 1) * stride + elem_bytes;
+  if (!range_fits(offset, span, view.byteLength)) fail(accessor, "reads past the end of its bufferView");
+  if (!range_fits(view.byteOffset, view.byteLength, buffer.data.size())) {
     fail(accessor, "its bufferView runs past the end of buffer " + std::to_string(view.buffer) + " (" +
                        std::to_string(buffer.data.size()) + " bytes loaded)");
   }

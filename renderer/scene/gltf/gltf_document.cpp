@@ -9,6 +9,7 @@
 #include <fstream>
 #include <new>
 
+#include "math/checked.h"
 #include "scene/mesh_file_check.h"
 
 namespace fs = std::filesystem;
@@ -61,7 +62,7 @@ bool image_view_in_bounds(const tinygltf::Model& model, int view_index, std::str
   }
   const tinygltf::BufferView& view = model.bufferViews[view_index];
   if (view.buffer < 0 || view.buffer >= static_cast<int>(model.buffers.size()) ||
-      uint64_t{view.byteOffset} + view.byteLength > model.buffers[view.buffer].data.size()) {
+      !range_fits(view.byteOffset, view.byteLength, model.buffers[view.buffer].data.size())) {
     if (err) *err += "image bufferView " + std::to_string(view_index) + " runs past the end of its buffer\n";
     return false;
   }
