@@ -71,6 +71,62 @@ TEST_CASE("host file: hosts with options and comments, errors name the file and 
   CHECK(error_of("# nothing\n\n").find("no hosts") != std::string::npos);
 }
 
+namespace {
+std::string host_file_error(const std::string& text) {
+  try {
+    farm::parse_host_file(text, "h.txt");
+  } catch (const farm::HostFileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("host file: IPv6 literals in brackets, with or without a port; bare ones and bad ones refused") {
+  auto hosts = farm::parse_host_file("root@[::1]:2222 threads=2\n[fe80::1]\n[2001:db8::7]:22\n", "h.txt");
+  REQUIRE(hosts.size() == 3);
+  CHECK(hosts[0].user == "root");
+  CHECK(hosts[0].host == "::1");  // what ssh gets, with -p for the port
+  CHECK(hosts[0].port == 2222);
+  CHECK(hosts[0].label() == "root@[::1]:2222");
+  CHECK(hosts[1].host == "fe80::1");
+  CHECK_FALSE(hosts[1].port.has_value());
+  CHECK(hosts[2].label() == "[2001:db8::7]:22");
+  CHECK(host_file_error("::1\n").find("h.txt:1: '::1' looks like an IPv6 address: write it in brackets") == 0);
+  CHECK(host_file_error("[::1\n").find("h.txt:1: no ']'") == 0);
+  CHECK(host_file_error("[::zz]:22\n").find("h.txt:1: bad IPv6 address '::zz'") == 0);
+  CHECK(host_file_error("[::1]22\n").find("h.txt:1: expected ':PORT' after ']'") == 0);
+  CHECK(host_file_error("[::1]:0\n").find("h.txt:1: bad port '0'") == 0);
+}
+
+TEST_CASE("host file: a key given twice is refused with its line") {
+  CHECK(host_file_error("a\nb threads=2 threads=4\n") == "h.txt:2: key 'threads' given twice");
+  CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
+}
+
+TEST_CASE("host file: bounded input; long names cut in messages; an unreadable file named with the OS reason") {
+  // A 100 KB name is named, not echoed whole.
+  const std::string e = host_file_error(std::string(5000, 'x') + "!\n");
+  CHECK(e.find("h.txt:1: bad host name 'xxxx") == 0);
+  CHECK(e.find("... (5001 bytes)") != std::string::npos);
+  CHECK(e.size() < 200);
+  CHECK(host_file_error(std::string(100000, 'a') + "\n").find("h.txt:1: line of 100000 bytes (at most 8192)") == 0);
+  // /dev/zero: refused after a bounded read (it used to grow to gigabytes).
+  std::string what;
+  try {
+    farm::read_host_file("/dev/zero");
+  } catch (const farm::HostFileError& err) {
+    what = err.what();
+  }
+  CHECK(what == "/dev/zero: larger than 1 MiB: a host file holds one short line per host");
+  try {
+    farm::read_host_file("/nonexistent/hosts.txt");
+  } catch (const farm::HostFileError& err) {
+    what = err.what();
+  }
+  CHECK(what == "cannot read the host file '/nonexistent/hosts.txt': No such file or directory");
+}
+
 TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
   using namespace farm::security;
   CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
@@ -245,3 +301,4 @@ TEST_CASE("farm render --hosts --key --allow: the user's own master key, and a w
   CHECK(by_hand->wait(30) == 0);
   CHECK(none_left(f.cache()));
 }
+
