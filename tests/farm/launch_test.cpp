@@ -357,6 +357,30 @@ TEST_CASE("farm render --hosts: SIGTERM while ssh -G hangs ends the command with
   CHECK(lines_in(f.path("probes")) <= 16);       // thousands of hosts, at most 16 probes
 }
 
+TEST_CASE("farm render --hosts: SIGTERM while thousands of hosts start: no ssh is started after it") {
+  Fixture f("launch_start_sigterm", 2);
+  const std::string ssh = write_scripted_ssh(f, "exit 0", "exec sleep 30");
+  test_process::Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 3000),
+                              "--ssh-command", ssh, "--advertise", "127.0.0.1", "--no-journal"},
+                             f.path("render.log"));
+  for (int i = 0; i < 1500 && lines_in(f.path("launched")) < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(lines_in(f.path("launched")) >= 3);
+  const auto sent = std::chrono::steady_clock::now();
+  master.kill(SIGTERM);
+  REQUIRE(master.wait_for_log("hosts: interrupted after starting", 1.0));
+  CHECK(seconds_since(sent) < 1.0);
+  // The started ones ignore their lifeline (sleep): 2 s of grace, then SIGTERM.
+  CHECK(master.wait(10) == 1);
+  CHECK(seconds_since(sent) < 6);
+  const int launched = lines_in(f.path("launched"));
+  CHECK(launched < 3000);
+  std::smatch m;
+  const std::string log = master.log();
+  REQUIRE(std::regex_search(log, m, std::regex("interrupted after starting ([0-9]+) of 3000")));
+  CHECK(std::stoi(m[1]) >= launched - 1);  // at most the one being started when it came
+}
+
 TEST_CASE("farm render --hosts: ssh -G probes run at once and in bounded time, not one by one per host") {
   Fixture f("launch_probe_bounded", 2);
   // Each probe takes 2 s and names an unroutable host: in series, 16 probes would take 32 s
