@@ -160,7 +160,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
                   "The ssh program and its options, split at spaces and run without a shell, e.g. 'ssh -F my_config' "
                   "(default ssh)");
   cmd->add_option("--join-timeout", o.join_timeout,
-                  "With --hosts: a host whose worker has not joined this many seconds after its ssh started is "
+                  "With --hosts: a host whose worker has not joined this many seconds after the hosts were started is "
                   "reported and its ssh ended (default 60)")
       ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--advertise", o.advertise,

@@ -53,7 +53,6 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
     Launch l;
     l.label = name;
     l.name = name;
-    l.started = std::chrono::steady_clock::now();
     m_launch_of[name] = m_launches.size();
     try {
       l.process = std::make_unique<ChildProcess>(argv, security::format_launch_secrets(secrets), l.label);
@@ -64,6 +63,10 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
     }
     m_launches.push_back(std::move(l));
   }
+  // --join-timeout counts from here: no join is heard while thousands of hosts start (the
+  // master's loop waits for this), so the first ones must not be held to account for it.
+  const auto all_started = std::chrono::steady_clock::now();
+  for (Launch& l : m_launches) l.started = all_started;
   m_workers = static_cast<int>(m_launches.size());
   spdlog::info("hosts: started {} worker(s) over {}", m_launches.size(), ssh.front());
 }

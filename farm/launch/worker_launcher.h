@@ -27,8 +27,8 @@ struct LaunchTarget {
 
 class WorkerLauncher {
  public:
-  // `join_timeout`: an ssh whose worker has not joined this many seconds after it started is
-  // reported and ended (a host that accepts the connection and then says nothing).
+  // `join_timeout`: an ssh whose worker has not joined this many seconds after the last host
+  // was started is reported and ended (a host that accepts the connection and then says nothing).
   explicit WorkerLauncher(double join_timeout = 60) : m_join_timeout(join_timeout) {}
 
   // One ssh per host; `ssh` is the ssh command's words (ssh_words()), run without a shell;
@@ -63,7 +63,7 @@ class WorkerLauncher {
     std::string label;
     std::string name;  // its worker's --name: the label, "label#2" for a host listed again
     std::unique_ptr<ChildProcess> process;
-    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point started;  // when all hosts had been started (--join-timeout)
     bool ended = false;
     int exit_code = 0;
     std::string reason;  // why it failed, "" if it did not
