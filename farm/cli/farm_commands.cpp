@@ -156,7 +156,13 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
       "--hosts", o.hosts_path,
       "Start one worker per line of this file over ssh instead of local workers: [user@]host[:port] [threads=N] "
       "[farm=PATH] [cache=DIR]");
-  cmd->add_option("--ssh-command", o.ssh_command, "The ssh program and its options, e.g. 'ssh -F my_config' (default ssh)");
+  cmd->add_option("--ssh-command", o.ssh_command,
+                  "The ssh program and its options, split at spaces and run without a shell, e.g. 'ssh -F my_config' "
+                  "(default ssh)");
+  cmd->add_option("--join-timeout", o.join_timeout,
+                  "With --hosts: a host whose worker has not joined this many seconds after the hosts were started is "
+                  "reported and its ssh ended (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--advertise", o.advertise,
                   "The address of this machine the workers connect to (default: the one that routes to the first host)");
   CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,

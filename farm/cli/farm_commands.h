@@ -19,6 +19,7 @@ struct RenderCommandOptions {
   std::string ssh_command = "ssh";
   std::string advertise;      // the address workers connect to; empty = chosen automatically
   bool slurm = false;         // --slurm: srun over the current allocation
+  double join_timeout = 60;   // --join-timeout: an ssh whose worker has not joined by then is ended
 };
 
 // --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <stdexcept>
 
@@ -21,11 +22,17 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label)
     : m_label(std::move(label)) {
-  int in[2], err[2];
+  int in[2], err[2], exec_error[2];
   if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for " + m_label);
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(in[0]);
     ::close(in[1]);
+    throw std::runtime_error("cannot create a pipe for " + m_label);
+  }
+  // Closed by a successful exec; carries errno if exec fails, so that a missing program is
+  // told apart from a program that exits 127 (ssh's remote "command not found").
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    for (int fd : {in[0], in[1], err[0], err[1]}) ::close(fd);
     throw std::runtime_error("cannot create a pipe for " + m_label);
   }
   // Built before fork(): the child of a multithreaded process should not allocate.
@@ -42,14 +49,30 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     ::dup2(err[1], STDOUT_FILENO);  // the worker logs to either: both get the host's label
     ::dup2(err[1], STDERR_FILENO);
     ::execvp(cargs[0], cargs.data());
+    const int e = errno;
+    (void)!::write(exec_error[1], &e, sizeof e);
     ::_exit(127);
   }
   ::close(in[0]);
   ::close(err[1]);
+  ::close(exec_error[1]);
   if (m_pid < 0) {
     ::close(in[1]);
     ::close(err[0]);
+    ::close(exec_error[0]);
     throw std::runtime_error("cannot start '" + argv.front() + "' for " + m_label);
+  }
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = ::read(exec_error[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  ::close(exec_error[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    ::close(in[1]);
+    ::close(err[0]);
+    ::waitpid(m_pid, nullptr, 0);
+    m_pid = -1;
+    throw std::runtime_error("cannot run '" + argv.front() + "': " + std::strerror(exec_errno));
   }
   m_stdin = in[1];
   // A child that died before reading its keys must not kill us with SIGPIPE.
@@ -98,11 +121,28 @@ std::optional<int> ChildProcess::poll() {
   return m_exit;
 }
 
-void ChildProcess::stop(double grace_seconds) {
+void ChildProcess::close_lifeline() {
   if (m_stdin >= 0) {
     ::close(m_stdin);  // the lifeline: a worker that still runs stops by itself
     m_stdin = -1;
   }
+}
+
+void ChildProcess::signal(int signal_number) {
+  if (m_pid > 0 && !poll()) ::kill(m_pid, signal_number);
+}
+
+void ChildProcess::finish() {
+  if (m_pid > 0 && !poll()) {
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    if (::waitpid(m_pid, &status, 0) == m_pid) m_exit = exit_code_of(status);
+  }
+  if (m_reader.joinable()) m_reader.join();
+}
+
+void ChildProcess::stop(double grace_seconds) {
+  close_lifeline();
   // Time to end by itself (a worker after JobDone, or on its lifeline's end), then SIGTERM,
   // then SIGKILL.
   auto wait_for_exit = [&] {
@@ -112,15 +152,10 @@ void ChildProcess::stop(double grace_seconds) {
   };
   if (m_pid > 0 && !poll()) {
     wait_for_exit();
-    if (!poll()) ::kill(m_pid, SIGTERM);
+    signal(SIGTERM);
     wait_for_exit();
-    if (!poll()) {
-      ::kill(m_pid, SIGKILL);
-      int status = 0;
-      if (::waitpid(m_pid, &status, 0) == m_pid) m_exit = exit_code_of(status);
-    }
   }
-  if (m_reader.joinable()) m_reader.join();
+  finish();
 }
 
 std::vector<std::string> ChildProcess::stderr_tail() const {

@@ -19,7 +19,8 @@ namespace farm {
 class ChildProcess {
  public:
   // Starts argv[0] (searched in PATH) with `stdin_text` written to its standard input.
-  // Throws std::runtime_error if it cannot be started.
+  // Throws std::runtime_error if it cannot be started, naming the program and the OS reason
+  // ("cannot run 'ssh': No such file or directory").
   ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -30,6 +31,12 @@ class ChildProcess {
   // Closes the lifeline and waits `grace_seconds` for the end; then SIGTERM, and SIGKILL after
   // `grace_seconds` more.
   void stop(double grace_seconds = 2.0);
+  // The steps of stop(), for stopping many at once with one grace period: close standard
+  // input; send a signal if it still runs; SIGKILL it if it still runs, reap it, and join the
+  // reader of its standard error.
+  void close_lifeline();
+  void signal(int signal_number);
+  void finish();
   // The last lines it wrote to standard error.
   std::vector<std::string> stderr_tail() const;
   pid_t pid() const { return m_pid; }

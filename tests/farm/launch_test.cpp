@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -19,6 +20,7 @@
 
 using namespace farm_fixture;
 using launched_workers::none_left;
+using launched_workers::read_text;
 
 namespace {
 
@@ -69,6 +71,62 @@ TEST_CASE("host file: hosts with options and comments, errors name the file and 
   CHECK(error_of("node;rm -rf /\n").find("h.txt:1: bad host name") == 0);
   CHECK(error_of("node1 farm=$(evil)\n").find("a remote shell would interpret") != std::string::npos);
   CHECK(error_of("# nothing\n\n").find("no hosts") != std::string::npos);
+}
+
+namespace {
+std::string host_file_error(const std::string& text) {
+  try {
+    farm::parse_host_file(text, "h.txt");
+  } catch (const farm::HostFileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("host file: IPv6 literals in brackets, with or without a port; bare ones and bad ones refused") {
+  auto hosts = farm::parse_host_file("root@[::1]:2222 threads=2\n[fe80::1]\n[2001:db8::7]:22\n", "h.txt");
+  REQUIRE(hosts.size() == 3);
+  CHECK(hosts[0].user == "root");
+  CHECK(hosts[0].host == "::1");  // what ssh gets, with -p for the port
+  CHECK(hosts[0].port == 2222);
+  CHECK(hosts[0].label() == "root@[::1]:2222");
+  CHECK(hosts[1].host == "fe80::1");
+  CHECK_FALSE(hosts[1].port.has_value());
+  CHECK(hosts[2].label() == "[2001:db8::7]:22");
+  CHECK(host_file_error("::1\n").find("h.txt:1: '::1' looks like an IPv6 address: write it in brackets") == 0);
+  CHECK(host_file_error("[::1\n").find("h.txt:1: no ']'") == 0);
+  CHECK(host_file_error("[::zz]:22\n").find("h.txt:1: bad IPv6 address '::zz'") == 0);
+  CHECK(host_file_error("[::1]22\n").find("h.txt:1: expected ':PORT' after ']'") == 0);
+  CHECK(host_file_error("[::1]:0\n").find("h.txt:1: bad port '0'") == 0);
+}
+
+TEST_CASE("host file: a key given twice is refused with its line") {
+  CHECK(host_file_error("a\nb threads=2 threads=4\n") == "h.txt:2: key 'threads' given twice");
+  CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
+}
+
+TEST_CASE("host file: bounded input; long names cut in messages; an unreadable file named with the OS reason") {
+  // A 100 KB name is named, not echoed whole.
+  const std::string e = host_file_error(std::string(5000, 'x') + "!\n");
+  CHECK(e.find("h.txt:1: bad host name 'xxxx") == 0);
+  CHECK(e.find("... (5001 bytes)") != std::string::npos);
+  CHECK(e.size() < 200);
+  CHECK(host_file_error(std::string(100000, 'a') + "\n").find("h.txt:1: line of 100000 bytes (at most 8192)") == 0);
+  // /dev/zero: refused after a bounded read (it used to grow to gigabytes).
+  std::string what;
+  try {
+    farm::read_host_file("/dev/zero");
+  } catch (const farm::HostFileError& err) {
+    what = err.what();
+  }
+  CHECK(what == "/dev/zero: larger than 1 MiB: a host file holds one short line per host");
+  try {
+    farm::read_host_file("/nonexistent/hosts.txt");
+  } catch (const farm::HostFileError& err) {
+    what = err.what();
+  }
+  CHECK(what == "cannot read the host file '/nonexistent/hosts.txt': No such file or directory");
 }
 
 TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
@@ -244,4 +302,171 @@ TEST_CASE("farm render --hosts --key --allow: the user's own master key, and a w
   CHECK(master.log().find("'by-hand' joined") != std::string::npos);
   CHECK(by_hand->wait(30) == 0);
   CHECK(none_left(f.cache()));
+}
+
+namespace {
+
+// An ssh stand-in for the launcher's own steps, no worker behind it: `-G HOST` appends HOST to
+// DIR/probes and then does `probe` (sh code); anything else appends its destination to
+// DIR/launched and then does `launch`.
+std::string write_scripted_ssh(const Fixture& f, const std::string& probe, const std::string& launch) {
+  const std::string path = f.path("scripted_ssh.sh");
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << "if [ \"$1\" = -G ]; then echo \"$2\" >> " << f.path("probes") << "; " << probe << "; exit 0; fi\n"
+                      << "for a; do last=\"$dest\"; dest=\"$a\"; done\n"
+                      << "echo \"$last\" >> " << f.path("launched") << "\n"
+                      << launch << "\n";
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+std::string many_hosts(const Fixture& f, int n) {
+  const std::string path = f.path("many_hosts.txt");
+  std::ofstream out(path);
+  for (int i = 1; i <= n; ++i) out << "node" << i << ".invalid\n";
+  return path;
+}
+
+int lines_in(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("farm render --hosts: SIGTERM while ssh -G hangs ends the command within 1 s and launches nothing") {
+  Fixture f("launch_probe_sigterm", 2);
+  const std::string ssh = write_scripted_ssh(f, "exec sleep 30", "exec sleep 30");
+  test_process::Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 3000),
+                              "--ssh-command", ssh, "--no-journal"},
+                             f.path("render.log"));
+  for (int i = 0; i < 300 && lines_in(f.path("probes")) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(lines_in(f.path("probes")) > 0);
+  const auto sent = std::chrono::steady_clock::now();
+  master.kill(SIGTERM);
+  CHECK(master.wait(10) == 1);
+  CHECK(seconds_since(sent) < 1.0);
+  CHECK(master.log().find("interrupted") != std::string::npos);
+  CHECK_FALSE(fs::exists(f.path("launched")));  // no ssh was started for a worker
+  CHECK(lines_in(f.path("probes")) <= 16);       // thousands of hosts, at most 16 probes
+}
+
+TEST_CASE("farm render --hosts: SIGTERM while thousands of hosts start: no ssh is started after it") {
+  Fixture f("launch_start_sigterm", 2);
+  const std::string ssh = write_scripted_ssh(f, "exit 0", "exec sleep 30");
+  test_process::Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 3000),
+                              "--ssh-command", ssh, "--advertise", "127.0.0.1", "--no-journal"},
+                             f.path("render.log"));
+  for (int i = 0; i < 1500 && lines_in(f.path("launched")) < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(lines_in(f.path("launched")) >= 3);
+  const auto sent = std::chrono::steady_clock::now();
+  master.kill(SIGTERM);
+  REQUIRE(master.wait_for_log("hosts: interrupted after starting", 1.0));
+  CHECK(seconds_since(sent) < 1.0);
+  // The started ones ignore their lifeline (sleep): 2 s of grace, then SIGTERM.
+  CHECK(master.wait(10) == 1);
+  CHECK(seconds_since(sent) < 6);
+  const int launched = lines_in(f.path("launched"));
+  CHECK(launched < 3000);
+  std::smatch m;
+  const std::string log = master.log();
+  REQUIRE(std::regex_search(log, m, std::regex("interrupted after starting ([0-9]+) of 3000")));
+  CHECK(std::stoi(m[1]) >= launched - 1);  // at most the one being started when it came
+}
+
+TEST_CASE("farm render --hosts: ssh -G probes run at once and in bounded time, not one by one per host") {
+  Fixture f("launch_probe_bounded", 2);
+  // Each probe takes 2 s and names an unroutable host: in series, 16 probes would take 32 s
+  // (and one per host, as before, 40 x 2 s).
+  const std::string ssh = write_scripted_ssh(f, "sleep 2; echo hostname \"$2\"", "echo 'ssh: connect: refused' >&2; exit 255");
+  test_process::Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 40),
+                              "--ssh-command", ssh, "--no-journal"},
+                             f.path("render.log"));
+  for (int i = 0; i < 1500 && lines_in(f.path("probes")) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto probing = std::chrono::steady_clock::now();
+  REQUIRE(master.wait_for_log("workers connect to tcp://", 60));
+  CHECK(seconds_since(probing) < 10);  // 2 s and the machine's load
+  CHECK(lines_in(f.path("probes")) == 16);
+  CHECK(master.wait(120) == 1);  // every launch "fails": the stand-in has no worker
+  CHECK(lines_in(f.path("launched")) == 40);
+  // Every host's fate in the closing summary.
+  const std::string text = master.log();
+  CHECK(text.find("what became of each host:") != std::string::npos);
+  CHECK(text.find("  node40.invalid: failed: ssh failed: ssh: connect: refused") != std::string::npos);
+}
+
+TEST_CASE("farm render --hosts: a probe that never answers is given up after a bounded time, with a message") {
+  Fixture f("launch_probe_hang", 2);
+  const std::string ssh = write_scripted_ssh(f, "exec sleep 60", "echo 'ssh: connect: refused' >&2; exit 255");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string log = f.path("render.log");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 2),
+                           "--ssh-command", ssh, "--no-journal"},
+                          log, 60) == 1);
+  CHECK(seconds_since(start) < 20);  // 5 s and the machine's load
+  CHECK(read_text(log).find("warning: ssh -G gave no answer in 5 s for 2 host(s) (first: node1.invalid)") !=
+        std::string::npos);
+}
+
+TEST_CASE("farm render --hosts: a lone ssh that hangs is reported after --join-timeout and the command ends") {
+  Fixture f("launch_join_timeout", 2);
+  const std::string ssh = write_scripted_ssh(f, "echo hostname \"$2\"", "echo 'connecting...' >&2; exec sleep 60");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string log = f.path("render.log");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", many_hosts(f, 1),
+                           "--ssh-command", ssh, "--advertise", "127.0.0.1", "--no-journal", "--join-timeout", "1"},
+                          log, 60) == 1);
+  CHECK(seconds_since(start) < 20);  // 1 s and the machine's load
+  const std::string text = read_text(log);
+  CHECK(text.find("error: host node1.invalid: no worker joined within 1 s of starting ssh") != std::string::npos);
+  CHECK(text.find("connecting...") != std::string::npos);  // its last words
+  CHECK(text.find("no host is running a worker any more") != std::string::npos);
+}
+
+TEST_CASE("farm render --hosts: --ssh-command runs without a shell, a missing ssh program is a usage error") {
+  Fixture f("launch_ssh_command", 2);
+  const std::string hosts = many_hosts(f, 1);
+  const std::string marker = f.path("injected");
+  // A ';' is one more word for ssh, never a second command (through /bin/sh, as the probe ran
+  // it before, this touched the marker).
+  const std::string ssh = write_scripted_ssh(f, "echo hostname \"$2\"", "echo 'ssh: refused' >&2; exit 255");
+  const std::string log1 = f.path("render1.log");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", hosts, "--ssh-command",
+                           ssh + " ;touch " + marker + ";", "--no-journal"},
+                          log1, 60) == 1);
+  CHECK_FALSE(fs::exists(marker));
+  const std::string log2 = f.path("render2.log");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", hosts, "--ssh-command",
+                           "/nonexistent/ssh -F cfg", "--no-journal"},
+                          log2, 60) == 2);
+  CHECK(read_text(log2).find("error: --ssh-command: cannot run '/nonexistent/ssh': No such file or directory") !=
+        std::string::npos);
+  const std::string log3 = f.path("render3.log");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", hosts, "--ssh-command",
+                           "no-such-ssh-program", "--advertise", "127.0.0.1", "--no-journal"},
+                          log3, 60) == 2);
+  CHECK(read_text(log3).find("error: --ssh-command: cannot run 'no-such-ssh-program': not found in PATH") !=
+        std::string::npos);
+}
+
+TEST_CASE("farm render --slurm: a bad SLURM_CPUS_PER_TASK or SLURM_NTASKS is a usage error before anything starts") {
+  Fixture f("launch_slurm_env", 2);
+  auto run_with = [&](const std::string& assignment, const std::string& log) {
+    return test_process::run({"/usr/bin/env", "SLURM_JOB_ID=1", assignment, k_farm, "render", f.scene, "-o",
+                              f.path("farm.png"), "--slurm", "--no-journal"},
+                             log, 60);
+  };
+  CHECK(run_with("SLURM_CPUS_PER_TASK=abc", f.path("cpus.log")) == 2);
+  CHECK(read_text(f.path("cpus.log")).find("error: --slurm: SLURM_CPUS_PER_TASK='abc' is not a whole number from 1 to 4096") !=
+        std::string::npos);
+  CHECK(run_with("SLURM_NTASKS=0", f.path("tasks.log")) == 2);
+  CHECK(read_text(f.path("tasks.log")).find("error: --slurm: SLURM_NTASKS='0' is not a whole number") != std::string::npos);
+  CHECK(read_text(f.path("tasks.log")).find("srun") == std::string::npos);
 }

@@ -92,3 +92,29 @@ TEST_CASE("slurm: scancel of the job mid-render leaves no worker and the command
   CHECK(render.wait(60) == 1);
   CHECK_FALSE(fs::exists(f.path("farm.png")));
 }
+
+TEST_CASE("slurm: one worker task killed mid-render, the other renders the rest: byte-identical image, exit 0") {
+  Fixture f("slurm_one_lost", 3000);  // ~6 s on one thread: the kill lands mid-render
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  test_process::Child render({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", f.path("farm.png"),
+                              "--slurm", "--no-journal", "--heartbeat", "0.2", "--liveness", "3"},
+                             f.path("render.log"));
+  REQUIRE(render.wait_for_log("2 joined", 60));
+  const std::string endpoint = endpoint_in(render.log());
+  std::string found;
+  REQUIRE(launched_workers::count(endpoint + " ", &found) == 2);
+  const pid_t victim = std::stoi(found.substr(0, found.find(':')));
+  REQUIRE(::kill(victim, SIGKILL) == 0);
+  CHECK_MESSAGE(render.wait(180) == 0, render.log());
+  CHECK(test_process::same_file(f.path("farm.png"), f.reference));
+  const std::string log = render.log();
+  CHECK(log.find("1 lost") != std::string::npos);
+  CHECK(log.find("every host failed") == std::string::npos);
+  CHECK(log.find("what became of each host:") != std::string::npos);
+  CHECK(log.find("joined, then lost during the render") != std::string::npos);
+  CHECK(launched_workers::none_left(endpoint + " ", 15));
+}

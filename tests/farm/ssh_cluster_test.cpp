@@ -121,6 +121,11 @@ TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-i
     CHECK(log2.find("worker " + joined[1].str() + " is silent") != std::string::npos);
     CHECK(log2.find("1 lost") != std::string::npos);
   }
+  // Whether or not it held a block, the closing summary says what became of host2 (it was
+  // missing when host2 died before its worker got a block).
+  CHECK(log2.find("what became of each host:") != std::string::npos);
+  CHECK(std::regex_search(log2, std::regex("\n  root@host2: (joined, then lost during the render|failed: ssh failed: )")));
+  CHECK(log2.find("  root@host1: joined, ") != std::string::npos);
   CHECK(none_left(f.cache()));
 }
 
