@@ -1,0 +1,174 @@
+// The live view under idle and slow clients (docs/live.md, Limits): connections that send
+// nothing, or one byte a second, must not keep the page from anyone else. The server in
+// process, the clients raw sockets; a poll is a fresh connection, as a browser's first one.
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "live/live_server.h"
+
+using namespace farm;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A connected TCP socket to 127.0.0.1:port (-1 if it cannot connect).
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+struct Sockets {
+  std::vector<int> fds;
+  ~Sockets() {
+    for (int fd : fds) ::close(fd);
+  }
+};
+
+// Whether the server has closed `fd` (end of stream or reset), without waiting.
+bool closed_by_server(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  char c;
+  const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// One poll as the page makes it: GET /api/status on a new connection. Returns its duration in
+// seconds, or a negative number when it failed (no answer within 3 s, or not 200).
+double timed_status_poll(int port) {
+  const Clock::time_point start = Clock::now();
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(3, 0);
+  c.set_read_timeout(3, 0);
+  auto r = c.Get("/api/status");
+  const double took = seconds_since(start);
+  return r && r->status == 200 && r->body.find("\"blocks_done\": 7") != std::string::npos ? took : -1;
+}
+
+struct PollRecord {
+  int answered = 0, failed = 0;
+  double slowest = 0;
+};
+
+// Polls every 100 ms for `seconds`, calling `between` before each poll.
+template <class F>
+PollRecord poll_for(int port, double seconds, F between) {
+  PollRecord r;
+  const Clock::time_point start = Clock::now();
+  while (seconds_since(start) < seconds && r.failed < 3) {
+    between();
+    const double took = timed_status_poll(port);
+    if (took < 0) {
+      ++r.failed;
+    } else {
+      ++r.answered;
+      r.slowest = std::max(r.slowest, took);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return r;
+}
+
+LiveStatus status_with_seven_blocks() {
+  LiveStatus st;
+  st.scene = "x.toml";
+  st.blocks_done = 7;
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("live: 200 idle connections do not keep /api/status from answering within 1 s") {
+  LiveServer server(LiveServerOptions{}, 64, 48);
+  server.publish(status_with_seven_blocks());
+  Sockets idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = connect_to(server.port());
+    REQUIRE(fd >= 0);
+    idle.fds.push_back(fd);
+  }
+  // 3 s: past the first request's deadline (2 s), so the server has also closed them by then.
+  const PollRecord r = poll_for(server.port(), 3.0, [] {});
+  MESSAGE("200 idle: " << r.answered << " polls, slowest " << r.slowest << " s");
+  CHECK(r.failed == 0);
+  CHECK(r.answered >= 10);
+  CHECK(r.slowest < 1.0);
+  int closed = 0;
+  for (int fd : idle.fds) closed += closed_by_server(fd);
+  CHECK(closed == 200);  // an idle socket is closed, not kept forever
+}
+
+TEST_CASE("live: clients sending one byte a second (slowloris) do not keep /api/status from answering within 1 s") {
+  LiveServer server(LiveServerOptions{}, 64, 48);
+  server.publish(status_with_seven_blocks());
+  const std::string request = "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow\r\n\r\n";
+  Sockets slow;
+  for (int i = 0; i < 50; ++i) {
+    const int fd = connect_to(server.port());
+    REQUIRE(fd >= 0);
+    slow.fds.push_back(fd);
+  }
+  size_t sent = 0;  // bytes of `request` each slow client has sent
+  Clock::time_point last_byte = Clock::now() - std::chrono::seconds(1);
+  const PollRecord r = poll_for(server.port(), 4.0, [&] {
+    if (seconds_since(last_byte) < 1.0 || sent >= request.size()) return;
+    for (int fd : slow.fds) (void)::send(fd, &request[sent], 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ++sent;
+    last_byte = Clock::now();
+  });
+  MESSAGE("50 slowloris: " << r.answered << " polls, slowest " << r.slowest << " s");
+  CHECK(r.failed == 0);
+  CHECK(r.answered >= 15);
+  CHECK(r.slowest < 1.0);
+  // Four bytes in four seconds, nowhere near a whole request line: each was cut off.
+  REQUIRE(sent < request.size());
+  int closed = 0;
+  for (int fd : slow.fds) closed += closed_by_server(fd);
+  CHECK(closed == 50);
+}
+
+TEST_CASE("live: a kept-alive connection serves several requests, and a request split over packets is served") {
+  LiveServer server(LiveServerOptions{}, 64, 48);
+  server.publish(status_with_seven_blocks());
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_keep_alive(true);
+  for (int i = 0; i < 5; ++i) {
+    auto r = c.Get("/api/status");
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->get_header_value("Connection") != "close");
+  }
+  // Two requests in one write (pipelined), the second split in two writes: both answered.
+  const int fd = connect_to(server.port());
+  REQUIRE(fd >= 0);
+  Sockets s{{fd}};
+  const std::string one = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /api/status HTTP/1.1\r\nHo";
+  REQUIRE(::send(fd, one.data(), one.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(one.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string two = "st: x\r\nConnection: close\r\n\r\n";
+  REQUIRE(::send(fd, two.data(), two.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(two.size()));
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  CHECK(got.find("farm_blocks_done_total 7") != std::string::npos);
+  CHECK(got.find("\"blocks_done\": 7") != std::string::npos);
+}
