@@ -53,12 +53,27 @@ std::string address_of(const sockaddr_storage& a, int& port) {
 }  // namespace
 
 struct ConnectionGate::Connection {
-  explicit Connection(int f) : fd(f) {}
-  ~Connection() { ::close(fd); }
+  Connection(int f, std::atomic<size_t>& b) : fd(f), buffered(b) {}
+  ~Connection() {
+    buffered -= out.size();
+    ::close(fd);
+  }
+  bool flushing() const { return sent < out.size(); }
+  // Drops what was sent; returns it to the gate's budget.
+  void clear_out() {
+    buffered -= out.size();
+    out.clear();
+    sent = 0;
+  }
   int fd;
+  std::atomic<size_t>& buffered;  // the gate's count of bytes in every `out`
   std::string in;       // read from the socket; in[pos..] not yet given to the server
   size_t pos = 0;
-  Clock::time_point deadline;  // for a complete header while polled; for the answer while served
+  std::string out;      // the end of an answer the client did not take at once; out[sent..] left
+  size_t sent = 0;
+  bool keep = false;    // after `out` is sent: wait for another request, or close
+  // For a complete header while polled; for the answer (and sending `out`) once dispatched.
+  Clock::time_point deadline;
   int served = 0;
 };
 
@@ -69,10 +84,12 @@ namespace {
 // client holds a serving thread longer, however slowly it sends or reads.
 class GateStream final : public httplib::Stream {
  public:
-  GateStream(ConnectionGate::Connection& c, const std::atomic<bool>& stop) : m_c(c), m_stop(stop) {}
+  GateStream(ConnectionGate::Connection& c, const std::atomic<bool>& stop, size_t max_buffered)
+      : m_c(c), m_stop(stop), m_max_buffered(max_buffered) {}
 
   bool is_readable() const override { return m_c.pos < m_c.in.size() || wait_for(POLLIN); }
-  bool is_writable() const override { return wait_for(POLLOUT); }
+  // Writable while answers can still be buffered (see write()).
+  bool is_writable() const override { return m_c.buffered.load() < m_max_buffered || wait_for(POLLOUT); }
   ssize_t read(char* ptr, size_t size) override {
     if (m_c.pos == m_c.in.size()) {
       if (!wait_for(POLLIN)) return -1;
@@ -86,7 +103,21 @@ class GateStream final : public httplib::Stream {
     m_c.pos += n;
     return static_cast<ssize_t>(n);
   }
+  // What the client does not take at once goes to `out`, for the polling thread to send, while
+  // the budget allows; past it, this thread waits for the client (until the deadline).
   ssize_t write(const char* ptr, size_t size) override {
+    if (m_c.out.empty()) {
+      const ssize_t n = ::send(m_c.fd, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0 && static_cast<size_t>(n) == size) return n;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (n > 0) return n;  // httplib calls again with the rest, which then is buffered or waited for
+    }
+    if (m_c.buffered.fetch_add(size) + size <= m_max_buffered) {
+      m_c.out.append(ptr, size);
+      return static_cast<ssize_t>(size);
+    }
+    m_c.buffered -= size;
+    if (!m_c.out.empty()) return -1;  // bytes must leave in order: `out` first, and it is full
     if (!wait_for(POLLOUT)) return -1;
     return ::send(m_c.fd, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
@@ -117,7 +148,21 @@ class GateStream final : public httplib::Stream {
   }
   ConnectionGate::Connection& m_c;
   const std::atomic<bool>& m_stop;
+  size_t m_max_buffered;
 };
+
+// Sends what the socket takes of c.out; false when the connection broke.
+bool send_some(ConnectionGate::Connection& c) {
+  while (c.flushing()) {
+    const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c.sent += static_cast<size_t>(n);
+    } else {
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -147,7 +192,7 @@ void ConnectionGate::wake() {
 
 void ConnectionGate::admit(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  auto c = std::make_unique<Connection>(fd);
+  auto c = std::make_unique<Connection>(fd, m_buffered);
   c->deadline = after(m_o.first_request_seconds);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -159,13 +204,15 @@ void ConnectionGate::admit(int fd) {
 
 void ConnectionGate::hand_back(std::unique_ptr<Connection> c, bool keep) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  if (!keep || m_stop) {
+  if ((!keep && !c->flushing()) || m_stop) {
     --m_open;
     return;  // `c` closes its socket
   }
   c->in.erase(0, c->pos);  // what is left is the start of a next (pipelined) request
   c->pos = 0;
-  c->deadline = after(m_o.keep_alive_seconds);
+  c->keep = keep;
+  // Still sending: the answer's deadline stands; then the next request has its own.
+  if (!c->flushing()) c->deadline = after(m_o.keep_alive_seconds);
   m_incoming.push_back(std::move(c));
   wake();
 }
@@ -206,11 +253,12 @@ void ConnectionGate::poll_loop() {
     Clock::time_point next = after(1.0);
     fds.assign(1, pollfd{m_wake_fd, POLLIN, 0});
     for (const auto& c : waiting) {
-      fds.push_back(pollfd{c->fd, POLLIN, 0});
+      fds.push_back(pollfd{c->fd, static_cast<short>(c->flushing() ? POLLOUT : POLLIN), 0});
       next = std::min(next, c->deadline);
     }
     // A handed-back connection may already hold a whole next request: poll without waiting.
-    bool pending = std::any_of(waiting.begin(), waiting.end(), [](const auto& c) { return header_complete(c->in, 0); });
+    bool pending = std::any_of(waiting.begin(), waiting.end(),
+                               [](const auto& c) { return !c->flushing() && header_complete(c->in, 0); });
     if (::poll(fds.data(), fds.size(), pending ? 0 : std::max(ms_until(next), 1)) < 0 && errno != EINTR) continue;
     if (fds[0].revents & POLLIN) {
       uint64_t count;
@@ -222,6 +270,16 @@ void ConnectionGate::poll_loop() {
     for (size_t i = waiting.size(); i-- > 0;) {
       Connection& c = *waiting[i];
       bool gone = false;
+      if (c.flushing()) {
+        if (fds[i + 1].revents & (POLLOUT | POLLHUP | POLLERR)) gone = !send_some(c);
+        if (gone || (c.flushing() && now >= c.deadline) || (!c.flushing() && !c.keep)) {
+          close_at(i);  // broken, too slow a reader, or answered with Connection: close
+        } else if (!c.flushing()) {
+          c.clear_out();
+          c.deadline = after(m_o.keep_alive_seconds);  // now waiting for its next request
+        }
+        continue;
+      }
       if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
         char buf[4096];
         const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
@@ -256,7 +314,7 @@ void ConnectionGate::serve_loop() {
       c = std::move(m_ready.front());
       m_ready.pop_front();
     }
-    GateStream stream(*c, m_stop);
+    GateStream stream(*c, m_stop, m_o.max_buffered_bytes);
     const bool last = c->served + 1 >= m_o.keep_alive_requests;
     bool keep = false;
     try {

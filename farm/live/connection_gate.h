@@ -5,7 +5,9 @@
 // request header is complete goes to a serving thread, which answers that one request and hands
 // the connection back. A header must be complete within a deadline counted from the accept (or
 // the previous answer), not per byte, so a client sending a byte a second is cut off like an
-// idle one, and neither holds a serving thread. Limits: docs/live.md.
+// idle one, and neither holds a serving thread. Likewise an answer the client does not read at
+// once is left to the polling thread to send (within a memory budget), so a client that reads
+// slowly or not at all does not hold a serving thread either. Limits: docs/live.md.
 #pragma once
 
 #include <atomic>
@@ -31,6 +33,9 @@ struct GateOptions {
   double keep_alive_seconds = 2.0;     // from an answer to the next complete request header
   int keep_alive_requests = 20;        // per connection; the last answer says Connection: close
   double write_seconds = 5.0;          // to send one answer, however slowly the client reads
+  // Answers a client does not take at once wait in memory, sent by the polling thread, up to
+  // this much for all connections together; beyond it a serving thread waits for the client.
+  size_t max_buffered_bytes = size_t{64} << 20;
   size_t max_header_bytes = 8192;      // a longer header is refused (closed)
 };
 
@@ -66,6 +71,7 @@ class ConnectionGate {
   std::vector<std::unique_ptr<Connection>> m_incoming;  // admitted or handed back, for the poller
   std::deque<std::unique_ptr<Connection>> m_ready;      // whole request header read, to serve
   size_t m_open = 0;                                    // every connection not yet closed
+  std::atomic<size_t> m_buffered{0};                    // bytes of answers waiting to be sent
   std::thread m_poller;
   std::vector<std::thread> m_servers;
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A connected TCP socket to 127.0.0.1:port (-1 if it cannot connect).
-int connect_to(int port) {
+// A connected TCP socket to 127.0.0.1:port (-1 if it cannot connect); `receive_buffer` > 0
+// makes the client's kernel hold at most about that much of what the server sends.
+int connect_to(int port, int receive_buffer = 0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -171,4 +174,53 @@ TEST_CASE("live: a kept-alive connection serves several requests, and a request 
   for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
   CHECK(got.find("farm_blocks_done_total 7") != std::string::npos);
   CHECK(got.find("\"blocks_done\": 7") != std::string::npos);
+}
+
+TEST_CASE("live: clients that never read their answers (a large PNG) do not keep /api/status from answering within 1 s") {
+  // Noise does not compress: the PNG is some 7 MB, far more than the kernel buffers between
+  // the server and a client that reads nothing.
+  const int side = 1536;
+  LiveServer server(LiveServerOptions{}, side, side);
+  server.publish(status_with_seven_blocks());
+  std::vector<uint8_t> noise(static_cast<size_t>(side) * side * 3);
+  std::mt19937 rng(7);
+  for (uint8_t& v : noise) v = static_cast<uint8_t>(rng());
+  server.image().place_rgb8(0, 0, side, side, noise.data());
+  // Encoded once, here: what is measured below is the clients that do not read, not the
+  // encoding (several hundred ms for this image, which every request for it waits for).
+  std::string png;
+  {
+    httplib::Client c("127.0.0.1", server.port());
+    auto r = c.Get("/image.png");
+    REQUIRE(r);
+    png = r->body;
+    REQUIRE(png.size() > 6'000'000);
+  }
+  Sockets stuck;
+  const std::string get_png = "GET /image.png HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < 8; ++i) {  // twice the serving threads
+    const int fd = connect_to(server.port(), 4096);
+    REQUIRE(fd >= 0);
+    REQUIRE(::send(fd, get_png.data(), get_png.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(get_png.size()));
+    stuck.fds.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the answers begun
+  const PollRecord r = poll_for(server.port(), 3.0, [] {});
+  MESSAGE("8 clients not reading a 7 MB PNG: " << r.answered << " polls, slowest " << r.slowest << " s");
+  CHECK(r.failed == 0);
+  CHECK(r.answered >= 10);
+  CHECK(r.slowest < 1.0);
+  // A client that reads at last (within the answer's 5 s) gets the whole answer, in order.
+  std::string got;
+  char buf[65536];
+  const int fd = stuck.fds[0];
+  auto whole = [&] {
+    const size_t end = got.find("\r\n\r\n");
+    return end != std::string::npos && got.size() >= end + 4 + png.size();
+  };
+  for (ssize_t n; !whole() && (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+  const size_t body = got.find("\r\n\r\n");
+  REQUIRE(body != std::string::npos);
+  CHECK(got.find("Content-Length: " + std::to_string(png.size())) < body);
+  CHECK(got.compare(body + 4, std::string::npos, png) == 0);
 }
