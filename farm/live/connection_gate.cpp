@@ -19,7 +19,7 @@ namespace farm {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = ConnectionGate::Clock;
 
 constexpr int k_wait_slice_ms = 100;  // a serving thread notices a shutdown within this
 
@@ -268,36 +268,38 @@ void ConnectionGate::poll_loop() {
     // Backwards: closing or dispatching moves the last connection into slot i; fds[i + 1] is
     // the entry of the connection that was in slot i when polled.
     for (size_t i = waiting.size(); i-- > 0;) {
-      Connection& c = *waiting[i];
-      bool gone = false;
-      if (c.flushing()) {
-        if (fds[i + 1].revents & (POLLOUT | POLLHUP | POLLERR)) gone = !send_some(c);
-        if (gone || (c.flushing() && now >= c.deadline) || (!c.flushing() && !c.keep)) {
-          close_at(i);  // broken, too slow a reader, or answered with Connection: close
-        } else if (!c.flushing()) {
-          c.clear_out();
-          c.deadline = after(m_o.keep_alive_seconds);  // now waiting for its next request
-        }
-        continue;
-      }
-      if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
-        char buf[4096];
-        const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) {
-          c.in.append(buf, static_cast<size_t>(n));
-        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          gone = true;  // the client closed it, or it broke
-        }
-      }
-      if (!gone && header_complete(c.in, 0)) {
-        dispatch_at(i);
-      } else if (gone || c.in.size() > m_o.max_header_bytes || now >= c.deadline) {
-        close_at(i);  // idle, too slow, or a header larger than any real client's
+      switch (on_polled(*waiting[i], fds[i + 1].revents, now)) {
+        case Next::close: close_at(i); break;
+        case Next::serve: dispatch_at(i); break;
+        case Next::wait: break;
       }
     }
   }
   std::lock_guard<std::mutex> lock(m_mutex);
   m_open -= waiting.size();
+}
+
+ConnectionGate::Next ConnectionGate::on_polled(Connection& c, short revents, Clock::time_point now) const {
+  if (c.flushing()) {
+    if ((revents & (POLLOUT | POLLHUP | POLLERR)) && !send_some(c)) return Next::close;  // it broke
+    if (c.flushing()) return now >= c.deadline ? Next::close : Next::wait;              // too slow a reader
+    if (!c.keep) return Next::close;  // answered with Connection: close
+    c.clear_out();
+    c.deadline = after(m_o.keep_alive_seconds);  // now waiting for its next request
+    return Next::wait;
+  }
+  if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    char buf[4096];
+    const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      return Next::close;  // the client closed it, or it broke
+    }
+  }
+  if (header_complete(c.in, 0)) return Next::serve;
+  // Idle, too slow, or a header larger than any real client's.
+  return c.in.size() > m_o.max_header_bytes || now >= c.deadline ? Next::close : Next::wait;
 }
 
 void ConnectionGate::serve_loop() {

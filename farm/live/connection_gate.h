@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -54,9 +55,13 @@ class ConnectionGate {
   void admit(int fd);
 
   struct Connection;  // a socket and what was read from it (connection_gate.cpp)
+  using Clock = std::chrono::steady_clock;
 
  private:
+  enum class Next { wait, serve, close };
   void poll_loop();
+  // What becomes of a polled connection: reads what arrived, or sends what it owes.
+  Next on_polled(Connection& c, short revents, Clock::time_point now) const;
   void serve_loop();
   // A served connection back to the polling thread, or closed.
   void hand_back(std::unique_ptr<Connection> c, bool keep);
