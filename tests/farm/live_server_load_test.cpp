@@ -224,3 +224,27 @@ TEST_CASE("live: clients that never read their answers (a large PNG) do not keep
   CHECK(got.find("Content-Length: " + std::to_string(png.size())) < body);
   CHECK(got.compare(body + 4, std::string::npos, png) == 0);
 }
+
+TEST_CASE("live: beyond its connection limit the server closes the connections idle longest, and still answers") {
+  LiveServerOptions o;
+  o.gate.max_connections = 16;
+  LiveServer server(o, 64, 48);
+  server.publish(status_with_seven_blocks());
+  Sockets idle;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = connect_to(server.port());
+    REQUIRE(fd >= 0);
+    idle.fds.push_back(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // an order to evict them in
+  }
+  const PollRecord r = poll_for(server.port(), 0.5, [] {});
+  CHECK(r.failed == 0);
+  CHECK(r.answered >= 3);
+  CHECK(r.slowest < 1.0);
+  // Well before the 2 s deadline: only the limit can have closed them, the oldest first.
+  int closed = 0;
+  for (int fd : idle.fds) closed += closed_by_server(fd);
+  CHECK(closed >= 40 - 16);
+  CHECK(closed_by_server(idle.fds.front()));
+  CHECK_FALSE(closed_by_server(idle.fds.back()));
+}
