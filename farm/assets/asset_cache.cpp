@@ -4,19 +4,17 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "assets/asset_manifest.h"
+#include "assets/cache_write.h"
 #include "assets/content_hash.h"
 
 namespace fs = std::filesystem;
 
 namespace farm {
 
-AssetCache::AssetCache(std::string root) : m_root(std::move(root)) {
-  fs::create_directories(fs::path(m_root) / "objects");
-}
+AssetCache::AssetCache(std::string root) : m_root(std::move(root)) {}
 
 std::string AssetCache::object_path(const std::string& hash) const { return (fs::path(m_root) / "objects" / hash).string(); }
 
@@ -35,20 +33,26 @@ std::vector<std::string> AssetCache::cached_hashes() const {
   return out;
 }
 
-Status AssetCache::put(const std::string& hash, const std::vector<uint8_t>& data) {
-  if (!is_content_hash(hash)) return Status::error("not a content hash: '" + hash.substr(0, 80) + "'");
-  if (content_hash(data) != hash) return Status::error("content does not match its hash " + hash);
-  // Write a temporary file and rename it: a crash never leaves a truncated object behind.
-  std::string tmp = object_path(hash) + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) return Status::error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, object_path(hash), ec);
-  if (ec) return Status::error("cannot store " + hash + ": " + ec.message());
+Status AssetCache::probe() const {
+  if (Status s = probe_writable_dir((fs::path(m_root) / "objects").string()); !s.ok())
+    return Status::error("cannot use the cache folder '" + m_root + "': " + s.message());
   return {};
+}
+
+Status AssetCache::verify(const std::string& hash, uint64_t size, const std::vector<uint8_t>& data) {
+  if (!is_content_hash(hash)) return Status::error("not a content hash: '" + hash.substr(0, 80) + "'");
+  if (data.size() != size)
+    return Status::error("asset " + hash + " has " + std::to_string(data.size()) + " bytes; the job said " +
+                         std::to_string(size));
+  if (content_hash(data) != hash) return Status::error("content does not match its hash " + hash);
+  return {};
+}
+
+Status AssetCache::store(const std::string& hash, const std::vector<uint8_t>& data) {
+  FARM_CHECK(is_content_hash(hash));  // verify() first: a hash is also a file name here
+  // The pid keeps local workers sharing a cache from writing the same temporary file.
+  return write_file_via(object_path(hash) + ".tmp." + std::to_string(::getpid()), object_path(hash), data.data(),
+                        data.size());
 }
 
 std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,

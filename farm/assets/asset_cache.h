@@ -12,12 +12,21 @@ namespace farm {
 
 class AssetCache {
  public:
+  // Does not touch the disk: probe() creates the folders and says whether they can be used.
   explicit AssetCache(std::string root);
+
+  // Creates objects/ under the root and writes and removes a small file there (cache_write.h).
+  // "cannot use the cache folder 'ROOT': cannot write 'ROOT/objects/.probe.PID': <strerror>".
+  Status probe() const;
 
   bool has(const std::string& hash) const;
   std::vector<std::string> cached_hashes() const;
-  // Verifies the content against `hash` before storing. Returns an error message or "".
-  Status put(const std::string& hash, const std::vector<uint8_t>& data);
+  // Whether `data` is what the master said it would send: its hash, and `size` (the manifest's).
+  // A failure is the master's (or its link's).
+  static Status verify(const std::string& hash, uint64_t size, const std::vector<uint8_t>& data);
+  // Stores verified content as objects/<hash>. A failure is this machine's: the message names
+  // the file and the OS reason, and the partial file is gone (cache_write.h).
+  Status store(const std::string& hash, const std::vector<uint8_t>& data);
   // Lays out `assets` under jobs/<job_id>.<instance>/ and returns that folder. Throws
   // std::runtime_error on an unsafe name, a missing object or a file system error.
   std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,

@@ -1,74 +1,30 @@
 #include "live/live_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <stdexcept>
 
+#include "live/connection_gate.h"
 #include "live/live_format.h"
 
 namespace farm {
 namespace {
 
 constexpr double k_image_max_age_seconds = 1.0;  // the page asks once a second
+constexpr int k_listen_backlog = 512;  // connections the kernel holds until accepted
 
 const char k_page[] =
 #include "live_page.inc"
     ;
 
-// A fixed number of threads and a bounded queue. When the queue is full, the accepting thread
-// serves the connection itself, so it stops accepting until a slot frees: memory, threads and
-// file descriptors stay bounded however many clients connect (the kernel's backlog waits).
-class BoundedPool : public httplib::TaskQueue {
+// The accepting thread hands each socket to the gate at once (it polls and does not block).
+class InlineQueue : public httplib::TaskQueue {
  public:
-  BoundedPool(int threads, int queued) : m_limit(static_cast<size_t>(std::max(queued, 0))) {
-    for (int i = 0; i < std::max(threads, 1); ++i) m_threads.emplace_back([this] { run(); });
-  }
-  ~BoundedPool() override { shutdown(); }
-  void enqueue(std::function<void()> fn) override {
-    {
-      std::unique_lock<std::mutex> lock(m_mutex);
-      if (!m_stop && m_jobs.size() < m_limit) {
-        m_jobs.push_back(std::move(fn));
-        m_cv.notify_one();
-        return;
-      }
-    }
-    fn();  // full (or stopping): serve here, which is what holds the accept loop back
-  }
-  void shutdown() override {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (m_stop) return;
-      m_stop = true;
-    }
-    m_cv.notify_all();
-    for (std::thread& t : m_threads) t.join();
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock<std::mutex> lock(m_mutex);
-        m_cv.wait(lock, [this] { return m_stop || !m_jobs.empty(); });
-        if (m_jobs.empty()) return;  // stopping, nothing left
-        fn = std::move(m_jobs.front());
-        m_jobs.pop_front();
-      }
-      fn();
-    }
-  }
-  size_t m_limit;
-  std::mutex m_mutex;
-  std::condition_variable m_cv;
-  std::deque<std::function<void()>> m_jobs;
-  std::vector<std::thread> m_threads;
-  bool m_stop = false;
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
 };
 
 bool authorised(const httplib::Request& req, const std::string& token) {
@@ -78,6 +34,31 @@ bool authorised(const httplib::Request& req, const std::string& token) {
 }
 
 }  // namespace
+
+// httplib's server with its per-connection loop replaced: an accepted socket goes to the gate
+// (connection_gate.h), which calls back for one request at a time once its header is in.
+class GatedServer : public httplib::Server {
+ public:
+  explicit GatedServer(const GateOptions& o)
+      : m_gate(o, [this](httplib::Stream& s, bool last) {
+          bool closed = false;
+          const bool ok = process_request(s, last, closed, nullptr);
+          return ok && !closed;
+        }) {}
+  ~GatedServer() override { stop(); }
+  // httplib listens with a backlog of 5 (compiled into Debian's library): a burst of clients
+  // beyond it while the accepting thread waits for a core had its SYNs dropped, and the
+  // kernel's one-second SYN retry made a poll take over 1 s. Listening again resizes it.
+  void widen_backlog(int backlog) { ::listen(svr_sock_, backlog); }
+
+ private:
+  // Called by httplib's accepting thread (through InlineQueue) for each connection.
+  bool process_and_close_socket(socket_t sock) override {
+    m_gate.admit(sock);
+    return true;
+  }
+  ConnectionGate m_gate;
+};
 
 bool is_loopback_address(const std::string& a) {
   return a == "localhost" || a == "::1" || a.rfind("127.", 0) == 0;
@@ -101,14 +82,12 @@ LiveServerOptions parse_http_address(const std::string& text) {
 }
 
 LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
-    : m_o(o), m_image(width, height), m_status(std::make_shared<LiveStatus>()), m_server(std::make_unique<httplib::Server>()) {
+    : m_o(o), m_image(width, height), m_status(std::make_shared<LiveStatus>()), m_server(std::make_unique<GatedServer>(o.gate)) {
   httplib::Server& s = *m_server;
-  const int threads = o.threads, queued = o.queued;
-  s.new_task_queue = [threads, queued] { return new BoundedPool(threads, queued); };
-  s.set_read_timeout(2, 0);
-  s.set_write_timeout(5, 0);
-  s.set_keep_alive_timeout(2);
-  s.set_keep_alive_max_count(20);
+  s.new_task_queue = [] { return new InlineQueue; };
+  // What the gate enforces, also told to clients in the Keep-Alive header.
+  s.set_keep_alive_timeout(static_cast<time_t>(o.gate.keep_alive_seconds));
+  s.set_keep_alive_max_count(static_cast<size_t>(o.gate.keep_alive_requests));
   s.set_payload_max_length(0);  // read-only: no request bodies
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
@@ -150,6 +129,7 @@ LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
   if (m_port <= 0)
     throw std::runtime_error("--http: cannot listen on " + o.address + ":" + std::to_string(o.port) +
                              " (address not on this machine, or port in use)");
+  m_server->widen_backlog(k_listen_backlog);
   m_thread = std::thread([this] { m_server->listen_after_bind(); });
   // stop() only ends a server that is already listening: wait for that, so the destructor
   // cannot miss it and wait forever.

@@ -4,8 +4,9 @@
 //   /image.png    the image so far (8-bit sRGB, blocks not yet done black)
 //   /metrics      Prometheus text
 // Read-only (GET and HEAD). It reads the last published status and the LiveImage, never the
-// scheduler: the ZeroMQ loop publishes, the server copies. A slow or hostile client holds one of
-// the server's few threads until its read timeout, never the loop.
+// scheduler: the ZeroMQ loop publishes, the server copies. Idle and slow clients hold no serving
+// thread until their request is in (connection_gate.h), and none longer than its write deadline;
+// never the loop.
 #pragma once
 
 #include <memory>
@@ -13,21 +14,19 @@
 #include <string>
 #include <thread>
 
+#include "live/connection_gate.h"
 #include "live/live_image.h"
 #include "live/live_status.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace farm {
+
+class GatedServer;  // live_server.cpp
 
 struct LiveServerOptions {
   std::string address = "127.0.0.1";  // to bind; not loopback needs a token
   int port = 0;                       // 0: any free port
   std::string token;                  // required as ?token= or "Authorization: Bearer" when set
-  int threads = 4;                    // requests served at once
-  int queued = 32;                    // connections waiting beyond those; then accept waits
+  GateOptions gate;                   // threads, connections, deadlines (connection_gate.h)
 };
 
 // "127.0.0.1:8080" or "[::1]:0" -> address and port; throws std::invalid_argument naming the
@@ -65,7 +64,7 @@ class LiveServer {
   std::shared_ptr<const LiveStatus> m_status;
   mutable std::mutex m_texts_mutex;  // held through a formatting
   mutable std::shared_ptr<const StatusTexts> m_texts;
-  std::unique_ptr<httplib::Server> m_server;
+  std::unique_ptr<GatedServer> m_server;  // destroyed before what its handlers read
   int m_port = 0;
   std::thread m_thread;
 };

@@ -57,6 +57,8 @@ class Worker {
   void request_work();
   void drain_results();
   void reset_job();
+  // The size the job's manifest gives for the asset `hash`.
+  uint64_t declared_size(const std::string& hash) const;
 
   const WorkerOptions& m_o;
   Clock::time_point m_start = Clock::now();
@@ -282,8 +284,16 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
     on_welcome(*w);
   } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
     if (m_state == State::fetching && m_missing.count(a->hash)) {
-      if (Status stored = m_cache.put(a->hash, a->data); !stored.ok()) {
-        spdlog::error("bad asset from the master: {}", stored.message());
+      // Two failures with different culprits: content the master did not promise, or a cache
+      // this machine cannot write (disk full): the latter is said as such, not blamed on it.
+      if (Status valid = AssetCache::verify(a->hash, declared_size(a->hash), a->data); !valid.ok()) {
+        spdlog::error("bad asset from the master: {}", valid.message());
+        return RunStatus::failure;
+      }
+      if (Status stored = m_cache.store(a->hash, a->data); !stored.ok()) {
+        spdlog::error("cannot store an asset in this worker's cache: {}; the partial file was removed: make room in "
+                      "'{}' or pass another --cache",
+                      stored.message(), m_cache.root());
         return RunStatus::failure;
       }
       m_missing.erase(a->hash);
@@ -324,7 +334,19 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
   return std::nullopt;
 }
 
+uint64_t Worker::declared_size(const std::string& hash) const {
+  for (const proto::AssetRef& a : m_job.assets)
+    if (a.hash == hash) return a.size;
+  return 0;  // only missing hashes of the job are stored, so this is not reached
+}
+
 RunStatus Worker::run() {
+  // Before joining: a worker that cannot keep the scene would take work it cannot do.
+  if (Status usable = m_cache.probe(); !usable.ok()) {
+    spdlog::error("{} (the worker keeps the scene and its assets there: make room or pass another --cache)",
+                  usable.message());
+    return RunStatus::failure;
+  }
   connect();
   hello();
   m_last_heard = now();

@@ -111,6 +111,100 @@ TEST_CASE("failure table: disk full on output, then --resume writes the image wi
   CHECK(test_process::same_file(out, f.reference));
 }
 
+namespace {
+
+// A tmpfs of 256 KiB at `dir` for the life of the object; `ok` false (with the reason) where
+// mounting is not permitted, so the caller can skip.
+struct SmallDisk {
+  fs::path dir;
+  bool ok = false;
+  std::string why;
+  explicit SmallDisk(fs::path d) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=256k") == 0;
+    if (!ok) why = std::strerror(errno);
+  }
+  ~SmallDisk() {
+    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+
+// Files named like a cache object's temporary file (objects/<hash>.tmp.<pid>) under `dir`.
+int temporary_files(const fs::path& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("failure table: worker cache disk full while fetching an asset") {
+  Fixture f("fail_cache_full");
+  SmallDisk disk(f.dir / "small");
+  if (!disk.ok) {
+    MESSAGE("skipped: cannot mount a small tmpfs here (needs root): " << disk.why);
+    return;
+  }
+  // A mesh of ~400 KB: the worker's cache (on the 256 KiB disk) passes its probe, then cannot
+  // hold the file. Unused vertices pad it; the one triangle keeps it a valid mesh.
+  {
+    std::ofstream obj(f.path("big.obj"));
+    for (int i = 0; i < 40000; ++i) obj << "v 0.125 0.25 0.5\n";
+    obj << "v -1 0 -3\nv 1 0 -3\nv 0 1 -3\nf 40001 40002 40003\n";
+    std::ofstream(f.scene, std::ios::app) << "[[object]]\ntype = \"mesh\"\npath = \"big.obj\"\nmaterial = \"gold\"\n";
+  }
+  REQUIRE(fs::file_size(f.path("big.obj")) > 300 * 1024);
+  auto master = start_master(f, f.path("x.png"), {"--no-journal"});
+  const std::string cache = (disk.dir / "cache").string();
+  Outcome o = run({k_farm, "worker", "--connect", endpoint_from(*master), "--once", "--cache", cache, "--give-up-after", "10"},
+                  f.path("w.log"), 30);
+  CHECK(o.code == 1);
+  // A local failure: the path and the OS reason, and no blame on the master.
+  CHECK_MESSAGE(contains(o.log, "error: cannot store an asset in this worker's cache: cannot write '" + cache + "/objects/"),
+                o.log);
+  CHECK(contains(o.log, ".tmp."));
+  CHECK(contains(o.log, "': No space left on device; the partial file was removed: make room in '" + cache +
+                            "' or pass another --cache"));
+  CHECK_FALSE(contains(o.log, "from the master"));
+  CHECK(temporary_files(disk.dir) == 0);  // the cache is not left full
+}
+
+TEST_CASE("failure table: worker cache folder unusable (probed before joining)") {
+  Fixture f("fail_cache_probe");
+  SmallDisk disk(f.dir / "small");
+  if (!disk.ok) {
+    MESSAGE("skipped: cannot mount a small tmpfs here (needs root): " << disk.why);
+    return;
+  }
+  const std::string cache = (disk.dir / "cache").string();
+  fs::create_directories(disk.dir / "cache" / "objects");
+  {
+    std::ofstream filler(disk.dir / "filler", std::ios::binary);
+    std::vector<char> chunk(4096, 0);
+    for (int i = 0; i < 1000 && filler.write(chunk.data(), chunk.size()); ++i) {
+    }
+  }
+  // Nothing listens on port 1: without the probe the worker would retry until --give-up-after.
+  Outcome o = run({k_farm, "worker", "--connect", "tcp://127.0.0.1:1", "--cache", cache, "--give-up-after", "5"},
+                  f.path("w.log"), 30);
+  CHECK(o.code == 1);
+  CHECK_MESSAGE(contains(o.log, "error: cannot use the cache folder '" + cache + "': cannot write '" + cache +
+                                    "/objects/.probe."),
+                o.log);
+  CHECK(contains(o.log, "': No space left on device"));
+  CHECK_FALSE(contains(o.log, "no master at"));  // refused before joining
+  CHECK(temporary_files(disk.dir) == 0);
+  for (const auto& e : fs::directory_iterator(disk.dir / "cache" / "objects")) FAIL("left behind: " << e.path());
+  // A cache folder that cannot be created (a file is in the way): the same refusal.
+  std::ofstream(f.path("a_file")) << "x";
+  o = run({k_farm, "worker", "--connect", "tcp://127.0.0.1:1", "--cache", f.path("a_file") + "/cache", "--give-up-after", "5"},
+          f.path("w2.log"), 30);
+  CHECK(o.code == 1);
+  CHECK_MESSAGE(contains(o.log, "error: cannot use the cache folder '" + f.path("a_file") + "/cache': "), o.log);
+}
+
 TEST_CASE("failure table: all workers lost") {
   Fixture f("fail_all_lost", 1500);
   // `farm master --give-up-after`: no live worker for that long ends the job, journal kept.
