@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
@@ -264,7 +266,7 @@ void CostMap::write(const std::string& path) const {
   std::ofstream f(path, std::ios::binary);
   f << text;
   f.close();
-  if (!f) throw std::runtime_error("cannot write cost map '" + path + "'");
+  if (!f) throw std::runtime_error("cannot write cost map '" + path + "': " + std::strerror(errno));
 }
 
 CostMap CostMap::read(const std::string& path) {

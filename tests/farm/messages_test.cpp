@@ -1,0 +1,106 @@
+// What the farm says when input is bad, and where it says it (issue 26, items 3, 5 and 6):
+// errors and warnings on stderr and results on stdout, outputs refused before rendering with
+// the OS reason, one rule for where a glTF file's files may lie, and no blocking on a FIFO.
+// Rows of docs/failures.md; keep the two in step.
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "farm_fixture.h"
+
+using namespace farm_fixture;
+
+namespace {
+
+struct Split {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs the farm with its stdout and stderr kept apart (the shell puts stderr in its own file).
+Split run_split(const fs::path& dir, const std::vector<std::string>& args, double timeout = 30) {
+  const std::string err = (dir / "stderr.txt").string(), out = (dir / "stdout.txt").string();
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>\"$FARM_TEST_ERR\"", k_farm};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ::setenv("FARM_TEST_ERR", err.c_str(), 1);
+  Child child(argv, out);
+  Split s;
+  s.code = child.wait(timeout);
+  s.out = read_text(out);
+  s.err = read_text(err);
+  return s;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A read-only tmpfs on `dir` for the life of this object; mounted() is false where the test
+// may not mount (not root, no CAP_SYS_ADMIN): root ignores a chmod 0555, a read-only file
+// system it cannot.
+struct ReadOnlyMount {
+  fs::path dir;
+  bool ok = false;
+  std::string why;
+  explicit ReadOnlyMount(fs::path d) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", MS_RDONLY, "size=64k") == 0;
+    if (!ok) why = std::strerror(errno);
+  }
+  ~ReadOnlyMount() {
+    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+
+// A glTF file whose one buffer has the URI `uri` (one triangle, if the buffer were read).
+void write_gltf(const fs::path& path, const std::string& uri) {
+  std::ofstream(path) << R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],)"
+                      << R"("meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],)"
+                      << R"("accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",)"
+                      << R"("min":[0,0,0],"max":[1,1,0]}],"bufferViews":[{"buffer":0,"byteLength":36}],)"
+                      << R"("buffers":[{"uri":")" << uri << R"(","byteLength":36}]})";
+}
+
+}  // namespace
+
+TEST_CASE("messages: single refuses an output it cannot write before rendering, naming the OS reason") {
+  const fs::path dir = test_paths::temp_dir("msg_readonly");
+  struct RemoveAll {  // declared first: runs after the mount is gone
+    fs::path p;
+    ~RemoveAll() { fs::remove_all(p); }
+  } remove_all{dir};
+  const std::string scene = write_scene(dir, 1);
+  ReadOnlyMount ro(dir / "ro");
+  if (!ro.ok) {
+    MESSAGE("skipped: cannot mount a read-only tmpfs here (needs root): " << ro.why);
+    return;
+  }
+  const std::string ro_dir = (dir / "ro").string(), ok_out = (dir / "ok.png").string();
+  struct Case {
+    std::vector<std::string> extra;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"-o", ro_dir + "/out.png"}, "error: cannot write output image '" + ro_dir + "/out.png': folder '" + ro_dir + "': Read-only file system"},
+      {{"-o", ok_out, "--stats", ro_dir + "/s.json"}, "error: cannot write statistics file '" + ro_dir + "/s.json': folder '" + ro_dir + "': Read-only file system"},
+      {{"-o", ok_out, "--cost-map", ro_dir + "/c.cost"}, "error: cannot write cost map '" + ro_dir + "/c.cost': folder '" + ro_dir + "': Read-only file system"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"single", scene, "--threads", "1"};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    Split s = run_split(dir, args);
+    CHECK_MESSAGE(s.code == 2, (s.out + s.err));  // bad input, nothing done (was 1, after the render)
+    CHECK_MESSAGE(contains(s.err, c.message), s.err);
+    CHECK_FALSE(contains(s.out, "wrote"));  // refused before rendering
+    CHECK_FALSE(fs::exists(ok_out));
+  }
+}
+
