@@ -104,3 +104,42 @@ TEST_CASE("messages: single refuses an output it cannot write before rendering, 
   }
 }
 
+TEST_CASE("messages: errors and warnings go to stderr, results to stdout, usage errors in the same format") {
+  const fs::path dir = test_paths::temp_dir("msg_streams");
+  const std::string scene = write_scene(dir, 1);
+
+  Split missing = run_split(dir, {"single", (dir / "nope.toml").string(), "-o", (dir / "x.png").string()});
+  CHECK(missing.code == 2);
+  CHECK_MESSAGE(contains(missing.err, "error: cannot open scene file '" + (dir / "nope.toml").string() + "'"), missing.err);
+  CHECK_MESSAGE(missing.out.empty(), missing.out);
+
+  // A glTF file with neither camera nor lights: two warnings, then the image.
+  write_gltf(dir / "tri.gltf", "tri.bin");
+  {
+    std::ofstream bin(dir / "tri.bin", std::ios::binary);
+    const float v[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    bin.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  Split warned = run_split(dir, {"single", (dir / "tri.gltf").string(), "-o", (dir / "tri.png").string(), "--width", "16",
+                                 "--spp", "1", "--threads", "1"});
+  CHECK_MESSAGE(warned.code == 0, (warned.out + warned.err));
+  CHECK_MESSAGE(contains(warned.err, "warning: " + (dir / "tri.gltf").string() + ": the glTF file has no camera"), warned.err);
+  CHECK_FALSE(contains(warned.out, "warning:"));
+  CHECK_MESSAGE(contains(warned.out, "info: wrote " + (dir / "tri.png").string()), warned.out);
+  CHECK_FALSE(contains(warned.err, "wrote"));
+
+  // CLI11's range checks: readable bounds (not DBL_MAX spelled out), "error: " like the rest.
+  Split frame = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--frame", "0"});
+  CHECK(frame.code == 2);
+  CHECK_MESSAGE(contains(frame.err, "error: --frame: 0 is too small (at least 1)"), frame.err);
+  CHECK(frame.out.empty());
+  Split spp = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--spp", "0"});
+  CHECK_MESSAGE(contains(spp.err, "error: --spp: 0 is out of range (allowed: 1 to 65536)"), spp.err);
+  Split fraction = run_split(dir, {"sim", "--cost-map", "c", "--cluster", "k", "--payload-ratio", "2"});
+  CHECK_MESSAGE(contains(fraction.err, "error: --payload-ratio: 2 is out of range (allowed: 0 to 1)"), fraction.err);
+  Split unknown = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--no-such-option"});
+  CHECK(unknown.code == 2);
+  CHECK_MESSAGE(contains(unknown.err, "error: The following argument was not expected: --no-such-option"), unknown.err);
+  fs::remove_all(dir);
+}
+
