@@ -143,3 +143,36 @@ TEST_CASE("messages: errors and warnings go to stderr, results to stdout, usage 
   fs::remove_all(dir);
 }
 
+TEST_CASE("messages: a glTF file's URIs stay inside the scene's folders, for single and render alike") {
+  const fs::path dir = test_paths::temp_dir("msg_gltf_uri");
+  fs::create_directories(dir / "a" / "b");
+  const std::string gltf = (dir / "a" / "b" / "s.gltf").string();
+
+  write_gltf(gltf, "/etc/passwd");  // exists, but no glTF file may name an absolute path
+  Split absolute = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string()});
+  CHECK(absolute.code == 2);
+  CHECK_MESSAGE(contains(absolute.err, "error: " + gltf + ": URI '/etc/passwd' is an absolute path; glTF files must refer to their files relatively"),
+                absolute.err);
+  CHECK_FALSE(contains(absolute.err, "not found"));
+
+  // Climbing out: refused by single as the master's asset manifest refuses it for render.
+  {
+    std::ofstream bin(dir / "up.bin", std::ios::binary);
+    bin << std::string(36, '\0');
+  }
+  write_gltf(gltf, "../../up.bin");
+  const std::string message = "URI '../../up.bin' leads to '" + (dir / "up.bin").string() +
+                              "', outside the scene's folder and every asset folder (--assets, FARM_ASSETS)";
+  Split single = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string()});
+  CHECK(single.code == 2);
+  CHECK_MESSAGE(contains(single.err, message), single.err);
+  Split render = run_split(dir, {"render", gltf, "-o", (dir / "x.png").string(), "--workers", "1"});
+  CHECK(render.code == 2);
+  CHECK_MESSAGE(contains(render.err, message), render.err);
+  // An --assets folder is a legitimate root: the same file is then read (and the image made).
+  Split rooted = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string(), "--assets", dir.string(), "--width", "8",
+                                 "--spp", "1", "--threads", "1"});
+  CHECK_MESSAGE(rooted.code == 0, rooted.err);
+  fs::remove_all(dir);
+}
+
