@@ -1,4 +1,5 @@
 #include "launch/host_file.h"
+#include "base/file_checks.h"
 
 #include <fstream>
 #include <sstream>
@@ -91,6 +92,8 @@ std::vector<HostSpec> parse_host_file(const std::string& text, const std::string
 }
 
 std::vector<HostSpec> read_host_file(const std::string& path) {
+  // stat() first: a FIFO or device would block the read forever.
+  if (Status regular = check_regular_file(path, "host file"); !regular.ok()) throw HostFileError(regular.message());
   std::ifstream in(path);
   if (!in) throw HostFileError("cannot read the host file '" + path + "'");
   std::ostringstream text;

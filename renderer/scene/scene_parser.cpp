@@ -1,6 +1,10 @@
 // Scene file -> SceneDesc: the top level and every section except objects and prototypes
 // (object_parser.cpp). The format is documented in docs/scene-format.md; keep the two in step.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -390,8 +394,14 @@ SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search) {
                      "path = \"" + std::filesystem::path(path).filename().string() +
                      "\"; see docs/real-scenes.md), or render a .gltf/.glb file directly");
   }
+  // stat() before opening: a FIFO or device would block the read forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw SceneError("cannot open scene file '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) throw SceneError("scene file '" + path + "' is not a regular file (a FIFO, device or socket)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SceneError("cannot open scene file '" + path + "'");
+  if (!in) throw SceneError("cannot open scene file '" + path + "': " + std::strerror(errno));
   // Read in chunks up to one byte past the limit: a huge file (or an endless pipe) is
   // refused by TomlDocument without being loaded whole.
   std::string text;

@@ -176,3 +176,31 @@ TEST_CASE("messages: a glTF file's URIs stay inside the scene's folders, for sin
   fs::remove_all(dir);
 }
 
+TEST_CASE("messages: a FIFO is refused without blocking, wherever a file is read") {
+  const fs::path dir = test_paths::temp_dir("msg_fifo");
+  const std::string fifo = (dir / "fifo.toml").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string out = (dir / "x.png").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"single", fifo, "-o", out}, "error: scene file '" + fifo + "' is not a regular file"},
+      {{"sim", "--cost-map", fifo, "--cluster", fifo}, "error: cost map '" + fifo + "' is a FIFO, not a regular file"},
+      {{"worker", "--connect", "tcp://127.0.0.1:1", "--key", fifo, "--master-key", fifo},
+       "key file '" + fifo + "' is a FIFO, not a regular file"},
+      {{"render", write_scene(dir, 1), "-o", out, "--hosts", fifo}, "host file '" + fifo + "' is a FIFO, not a regular file"},
+  };
+  // What is not there at all gets the OS's reason too.
+  Split missing = run_split(dir, {"single", (dir / "nope.toml").string(), "-o", out});
+  CHECK(missing.code == 2);
+  CHECK_MESSAGE(contains(missing.err, "error: cannot open scene file '" + (dir / "nope.toml").string() + "': No such file or directory"),
+                missing.err);
+  for (const Case& c : cases) {
+    Split s = run_split(dir, c.args, 10);
+    CHECK_MESSAGE(s.code == 2, c.args.front() << ": " << (s.out + s.err));  // -1: it blocked
+    CHECK_MESSAGE(contains(s.err, c.message), s.err);
+  }
+  fs::remove_all(dir);
+}
