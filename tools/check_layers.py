@@ -13,7 +13,7 @@ RENDERER = "renderer"
 USES = {
     "base": [],
     "scheduler": ["base"],
-    "security": [],
+    "security": ["base"],
     "control": ["scheduler"],
     "costs": ["scheduler", RENDERER],
     "protocol": ["scheduler", RENDERER],

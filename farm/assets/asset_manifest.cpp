@@ -14,10 +14,9 @@ namespace {
 
 // `path` relative to the first search folder that contains it.
 std::string relative_name(const std::string& path, const std::vector<std::string>& dirs) {
-  for (const std::string& dir : dirs) {
-    fs::path rel = fs::path(path).lexically_relative(dir);
-    if (!rel.empty() && rel.native()[0] != '.' && !rel.is_absolute()) return rel.string();
-  }
+  // The renderer's rule (rt::name_under_roots), so that what `farm single` reads is what
+  // `farm render` ships.
+  if (std::optional<std::string> name = rt::name_under_roots(path, dirs)) return *name;
   throw std::runtime_error("asset '" + path +
                            "' is outside the scene's folder and every asset folder, so it cannot be shipped to "
                            "workers; refer to it relative to an --assets folder");

@@ -1,4 +1,5 @@
 #include "cli/farm_commands.h"
+#include "cli/option_checks.h"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -36,12 +37,12 @@ const std::atomic<bool>* install_stop_flag() {
 void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
   CLI::Option* block = cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square; "
                                       "default 32, and 128 with --policy factoring, which carves by predicted cost)")
-                           ->check(CLI::Range(1, 4096));
-  cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(CLI::Range(1, 4096));
+                           ->check(in_range(1, 4096));
+  cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(in_range(1, 4096));
   cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
-      ->check(CLI::Range(0.001, 1e6));
+      ->check(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
-      ->check(CLI::Range(1, 64));
+      ->check(in_range(1, 64));
   // The names come from the policy's own table (scheduler/policy.h).
   std::map<std::string, PolicyKind> policies;
   for (PolicyKind k : k_all_policies) policies[policy_name(k)] = k;
@@ -55,8 +56,8 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
 
 // How fast a silent worker is declared dead (interval x liveness).
 void add_liveness_options(CLI::App& cmd, SchedulerConfig& o) {
-  cmd.add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(CLI::Range(0.01, 60.0));
-  cmd.add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(CLI::Range(1, 100));
+  cmd.add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(in_range(0.01, 60.0));
+  cmd.add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(in_range(1, 100));
 }
 
 // The journal of accepted blocks (master/journal.h) and resuming from it.
@@ -70,7 +71,7 @@ void add_journal_options(CLI::App& cmd, MasterOptions& o) {
   resume->excludes(none);
   cmd.add_flag("--keep-journal", o.keep_journal, "Keep the journal after success (check it with `farm journal`)");
   cmd.add_option("--journal-sync", o.journal_sync, "Seconds between fdatasyncs of the journal (0 = after every block)")
-      ->check(CLI::Range(0.0, 60.0));
+      ->check(in_range(0.0, 60.0));
 }
 
 // The live view (farm/live, docs/live.md).
@@ -81,7 +82,7 @@ void add_http_options(CLI::App& cmd, MasterOptions& o) {
   cmd.add_option("--http-token", o.http_token,
                  "Token the live view asks for (?token= or Authorization: Bearer); required off loopback");
   cmd.add_option("--http-linger", o.http_linger, "Seconds the live view keeps serving the final state after the job")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(in_range(0.0, 86400.0));
 }
 
 void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
@@ -106,7 +107,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
   add_liveness_options(*cmd, o.scheduling);
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(in_range(0.0, 1e9));
   cmd->add_flag("--compress,!--no-compress", o.compress,
                 "zstd-compress result pixels (default on: 2-4x faster on slow links, no loss on loopback)");
 }
@@ -118,9 +119,9 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--master-key", o.master_key_path, "The master's public key (its .pub): only that master is trusted");
   cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");
   cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(in_range(0, 4096));
   cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
-      ->check(CLI::Range(0, 1024));
+      ->check(in_range(0, 1024));
   cmd->add_flag("--once", o.once, "Exit after one job");
   cmd->add_option("--cache", o.cache_dir, "Folder for shipped scenes and assets (default: $FARM_CACHE or ~/.cache/farm)");
   cmd->add_option("--name", o.name, "Name shown by the master (default: host-pid)");
@@ -143,9 +144,9 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
   add_http_options(*cmd, o.master);
-  cmd->add_option("--workers", o.workers, "Local worker processes")->check(CLI::Range(1, 256));
-  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(CLI::Range(0, 4096));
-  cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(CLI::Range(0, 1024));
+  cmd->add_option("--workers", o.workers, "Local worker processes")->check(in_range(1, 256));
+  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(in_range(0, 4096));
+  cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(in_range(0, 1024));
   cmd->add_option("--stats", o.master.stats_path, "Write run statistics as JSON");
   cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.master.cost_map_path, "Write per-tile render costs derived from the blocks' render times");

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cli/console_log.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "cli/journal_command.h"
@@ -14,10 +15,11 @@
 #include <climits>
 
 int main(int argc, char** argv) {
+  farm::use_console_log();
   CLI::App app{"farm: a distributed ray-tracing render farm with adaptive block sizing"};
+  farm::use_console_format(app);
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every command");
-  spdlog::set_pattern("%^%l%$: %v");
 
   farm::SingleOptions single;
   farm::add_single_command(app, single);

@@ -1,4 +1,5 @@
 #include "cli/plan_command.h"
+#include "cli/option_checks.h"
 
 #include <cstdio>
 
@@ -14,11 +15,11 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   add_render_options(*cmd, o.render, false);
   cmd->add_option("--cluster", o.cluster_path, "Cluster description (TOML, see `farm sim`)")->required();
   cmd->add_option("--preview-scale", o.preview.scale, "Preview resolution = full / this, on each axis")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->check(CLI::Range(1, 65536));
+      ->check(in_range(1, 64));
+  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->check(in_range(1, 65536));
   cmd->add_option("--threads", o.preview.threads, "Threads for the preview render (default: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--top", o.top, "Candidates shown")->check(CLI::Range(1, 1000));
+      ->check(in_range(0, 4096));
+  cmd->add_option("--top", o.top, "Candidates shown")->check(in_range(1, 1000));
   cmd->add_option("--cost-map", o.cost_map_out, "Also write the preview's cost map (rescaled to the full job)");
 }
 

@@ -1,9 +1,11 @@
 #include "cli/single_command.h"
+#include "cli/option_checks.h"
 
 #include <spdlog/spdlog.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <optional>
 
+#include "base/file_checks.h"
 #include "cli/exit_codes.h"
 #include "cli/run_report.h"
 #include "image/image_io.h"
@@ -64,16 +67,29 @@ void print_cost_map_line(std::ostream& out, const std::string& path, const CostM
   out << buf;
 }
 
+// Every file the run will write must be writable now, not after the render: a read-only
+// folder or file system would otherwise cost the whole render (docs/failures.md).
+void check_outputs_writable(const SingleOptions& o, const std::vector<int>& frames) {
+  auto require = [](const Status& status) {
+    if (!status.ok()) throw std::invalid_argument(status.message());
+  };
+  for (int frame : frames) {
+    require(probe_writable(output_path_for_frame(o.render.output_path, frame, frames.size() > 1), "output image"));
+  }
+  if (!o.stats_path.empty()) require(probe_writable(o.stats_path, "statistics file"));
+  if (!o.cost_map_path.empty()) require(probe_writable(o.cost_map_path, "cost map"));
+}
+
 }  // namespace
 
 void add_single_command(CLI::App& app, SingleOptions& o) {
   CLI::App* cmd = app.add_subcommand("single", "Render a scene on this machine only (the speedup baseline)");
   add_render_options(*cmd, o.render);
-  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->check(CLI::Range(0, 4096));
+  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->check(in_range(0, 4096));
   cmd->add_option("--stats", o.stats_path, "Write run statistics as JSON to this file");
   cmd->add_option("--cost-map", o.cost_map_path,
                   "Render tile by tile and write every tile's measured render cost (seconds) to this file");
-  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->check(CLI::Range(1, 4096));
+  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->check(in_range(1, 4096));
 }
 
 int run_single(const SingleOptions& o) {
@@ -84,11 +100,10 @@ int run_single(const SingleOptions& o) {
   std::vector<int> frames;
   std::optional<CostMap> costs;
   try {
-    check_output_path(o.render.output_path);
-    if (!o.stats_path.empty()) check_output_path(o.stats_path + ".png");  // only the folder matters
-    if (!o.cost_map_path.empty()) check_output_path(o.cost_map_path + ".png");
+    check_output_path(o.render.output_path);  // the image format
     desc = load_scene_desc(o.render);
     frames = frames_to_render(o.render, desc);
+    check_outputs_writable(o, frames);
     if (!o.cost_map_path.empty()) {
       costs.emplace(desc.settings.width, desc.settings.height, o.cost_tile, static_cast<int>(frames.size()));
     }
@@ -152,8 +167,9 @@ int run_single(const SingleOptions& o) {
   if (!o.stats_path.empty()) {
     std::ofstream f(o.stats_path);
     f << report_json(report);
+    f.close();
     if (!f) {
-      spdlog::error("cannot write statistics to '{}'", o.stats_path);
+      spdlog::error("cannot write statistics to '{}': {}", o.stats_path, os_reason(errno));
       return k_exit_failure;
     }
   }

@@ -1,9 +1,12 @@
 #include "costs/cost_map.h"
+#include "base/file_checks.h"
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
@@ -49,8 +52,14 @@ std::vector<std::string_view> tokens(std::string_view line) {
 // Reads a cost map line by line, counting lines, so that every error can name its place.
 class Reader {
  public:
-  explicit Reader(const std::string& path) : m_path(path), m_in(path, std::ios::binary) {
-    if (!m_in) throw std::runtime_error("cannot open cost map '" + path + "'");
+  explicit Reader(const std::string& path) : m_path(path), m_in(open_regular(path)) {
+    if (!m_in) throw std::runtime_error("cannot open cost map '" + path + "': " + std::strerror(errno));
+  }
+
+  // stat() before opening: a FIFO or device would block the read forever.
+  static std::ifstream open_regular(const std::string& path) {
+    if (Status regular = check_regular_file(path, "cost map"); !regular.ok()) throw std::runtime_error(regular.message());
+    return std::ifstream(path, std::ios::binary);
   }
 
   // The next line without its end-of-line; false at the end of the file.
@@ -264,7 +273,7 @@ void CostMap::write(const std::string& path) const {
   std::ofstream f(path, std::ios::binary);
   f << text;
   f.close();
-  if (!f) throw std::runtime_error("cannot write cost map '" + path + "'");
+  if (!f) throw std::runtime_error("cannot write cost map '" + path + "': " + std::strerror(errno));
 }
 
 CostMap CostMap::read(const std::string& path) {

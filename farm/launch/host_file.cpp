@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/file_checks.h"
+
 namespace farm {
 
 std::string HostSpec::label() const {
@@ -131,6 +133,8 @@ std::vector<HostSpec> parse_host_file(const std::string& text, const std::string
 }
 
 std::vector<HostSpec> read_host_file(const std::string& path) {
+  // stat() first: a FIFO or device would block the open or the read forever.
+  if (Status regular = check_regular_file(path, "host file"); !regular.ok()) throw HostFileError(regular.message());
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw HostFileError("cannot read the host file '" + path + "': " + std::strerror(errno));
   // Read no more than the limit (and one byte to see it passed): /dev/zero or a huge file is

@@ -1,4 +1,5 @@
 #include "security/curve_keys.h"
+#include "base/file_checks.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -29,8 +30,8 @@ struct KeyLine {
 };
 
 std::string read_text(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw KeyFileError("key file '" + path + "' is a folder");
+  // stat() first: a FIFO or device would block the read forever.
+  if (Status regular = check_regular_file(path, "key file"); !regular.ok()) throw KeyFileError(regular.message());
   std::ifstream f(path, std::ios::binary);
   if (!f) throw KeyFileError("cannot read key file '" + path + "': " + std::strerror(errno));
   std::string text;

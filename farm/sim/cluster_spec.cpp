@@ -1,4 +1,5 @@
 #include "sim/cluster_spec.h"
+#include "base/file_checks.h"
 
 #include <fstream>
 #include <random>
@@ -116,6 +117,8 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file)
 }
 
 ClusterSpec read_cluster_spec(const std::string& path) {
+  // stat() first: a FIFO or device would block the read forever.
+  if (Status regular = check_regular_file(path, "cluster file"); !regular.ok()) throw rt::SceneError(regular.message());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw rt::SceneError("cannot open cluster file '" + path + "'");
   std::string text;

@@ -67,8 +67,18 @@ void write_via_temp(const std::string& path, int width, int height, int channels
   // Keep the real extension last: OpenImageIO picks the writer from it.
   std::filesystem::path tmp = final_path.parent_path() /
                               (".tmp." + std::to_string(::getpid()) + "." + final_path.filename().string());
+  // OpenImageIO reports a file it cannot create as "Could not open file" without the reason:
+  // create the file first so that a read-only or full file system is named (strerror).
+  if (int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); fd >= 0) {
+    ::close(fd);
+  } else {
+    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno) + " (creating '" + tmp.string() + "')");
+  }
   auto out = OIIO::ImageOutput::create(tmp.string());
-  if (!out) throw std::runtime_error("cannot write '" + path + "': " + OIIO::geterror());
+  if (!out) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write '" + path + "': " + OIIO::geterror());
+  }
   OIIO::ImageSpec spec(width, height, channels, type);
   if (is_exr) {
     spec.attribute("compression", "zip");

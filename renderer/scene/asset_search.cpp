@@ -52,6 +52,17 @@ std::vector<std::string> asset_search_dirs(const std::string& scene_path, const 
   return dirs;
 }
 
+std::optional<std::string> name_under_roots(const std::string& path, const std::vector<std::string>& roots) {
+  const fs::path p = absolute_normal(path);
+  for (const std::string& root : roots) {
+    fs::path rel = p.lexically_relative(absolute_normal(root));
+    if (rel.empty() || rel == ".") continue;
+    if (*rel.begin() == "..") continue;
+    return rel.string();
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> find_asset(const std::string& path, const std::vector<std::string>& dirs) {
   if (path.empty()) return std::nullopt;
   fs::path p(path);

@@ -18,4 +18,10 @@ std::vector<std::string> asset_search_dirs(const std::string& scene_path, const 
 // `path`s are used as they are; relative ones are tried in each of `dirs`.
 std::optional<std::string> find_asset(const std::string& path, const std::vector<std::string>& dirs);
 
+// The one rule for where a scene's files may lie, shared by the renderer's loaders and the
+// master's asset manifest (farm/assets): inside one of `roots` (asset_search_dirs: the scene's
+// folder, --assets, $FARM_ASSETS), judged on the absolute, lexically normal path. Returns the
+// path's name relative to the first root that holds it, or nothing if it lies outside them all.
+std::optional<std::string> name_under_roots(const std::string& path, const std::vector<std::string>& roots);
+
 }  // namespace rt

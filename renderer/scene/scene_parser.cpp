@@ -1,6 +1,10 @@
 // Scene file -> SceneDesc: the top level and every section except objects and prototypes
 // (object_parser.cpp). The format is documented in docs/scene-format.md; keep the two in step.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -69,9 +73,17 @@ void ParseContext::add_mesh_references(const TableReader& reader, const std::str
   std::string ext = lower_extension(mesh_path);
   try {
     if (ext == ".gltf" || ext == ".glb") {
-      referenced = read_gltf_document(mesh_path).referenced_files;
+      referenced = read_gltf_document(mesh_path, search_dirs).referenced_files;
     } else if (ext == ".obj") {
-      for (const FileReference& f : obj_referenced_files(mesh_path, search_dirs)) referenced.push_back(f.path);
+      // The rule read_gltf_document applies: the mesh's folder and the search folders.
+      std::vector<std::string> roots = search_dirs;
+      roots.push_back(std::filesystem::path(mesh_path).parent_path().string());
+      for (const FileReference& f : obj_referenced_files(mesh_path, search_dirs)) {
+        if (!name_under_roots(f.path, roots)) {
+          throw std::runtime_error(f.role + " file '" + f.path + "' is outside the mesh's folder, the scene's folder and every asset folder (--assets, FARM_ASSETS); refusing to read it");
+        }
+        referenced.push_back(f.path);
+      }
     }
   } catch (const std::exception& e) {
     reader.fail_at(key, "mesh file " + quote_name(mesh_path) + ": " + e.what());
@@ -309,7 +321,7 @@ void read_import(ParseContext& ctx, const TableReader& r) {
   if (ext != ".gltf" && ext != ".glb") r.fail_at("path", "[import] reads glTF scenes (.gltf or .glb), got " + quote_name(path));
   SceneDesc imported;
   try {
-    imported = read_gltf_scene(path);
+    imported = read_gltf_scene(path, ctx.search_dirs);
     if (r.has("camera")) use_camera(imported, r.require_string("camera", "a camera's name or index"));
   } catch (const std::exception& e) {
     r.fail_at(r.has("camera") && std::string(e.what()).find("no camera") != std::string::npos ? "camera" : "path",
@@ -366,7 +378,7 @@ SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search) {
   std::string ext = lower_extension(path);
   if (ext == ".gltf" || ext == ".glb") {
     try {
-      return read_gltf_scene(path);
+      return read_gltf_scene(path, asset_search_dirs(path, search));
     } catch (const SceneError&) {
       throw;
     } catch (const std::bad_alloc&) {
@@ -382,8 +394,14 @@ SceneDesc parse_scene_file(const std::string& path, const AssetSearch& search) {
                      "path = \"" + std::filesystem::path(path).filename().string() +
                      "\"; see docs/real-scenes.md), or render a .gltf/.glb file directly");
   }
+  // stat() before opening: a FIFO or device would block the read forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw SceneError("cannot open scene file '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) throw SceneError("scene file '" + path + "' is not a regular file (a FIFO, device or socket)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SceneError("cannot open scene file '" + path + "'");
+  if (!in) throw SceneError("cannot open scene file '" + path + "': " + std::strerror(errno));
   // Read in chunks up to one byte past the limit: a huge file (or an endless pipe) is
   // refused by TomlDocument without being loaded whole.
   std::string text;

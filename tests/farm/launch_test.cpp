@@ -126,7 +126,7 @@ TEST_CASE("host file: bounded input; long names cut in messages; an unreadable f
   } catch (const farm::HostFileError& err) {
     what = err.what();
   }
-  CHECK(what == "cannot read the host file '/nonexistent/hosts.txt': No such file or directory");
+  CHECK(what == "cannot open host file '/nonexistent/hosts.txt': No such file or directory");
 }
 
 TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {

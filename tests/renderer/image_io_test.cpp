@@ -1,7 +1,13 @@
 #include <doctest/doctest.h>
 #include <OpenImageIO/imageio.h>
 
+#include <sys/mount.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <vector>
 #include <stdexcept>
 
 #include "../test_paths.h"
@@ -69,4 +75,27 @@ TEST_CASE("image output: an unsupported extension is refused before anything is 
   CHECK(rt::image_format_for("A.PNG") == rt::ImageFormat::png);
   std::vector<float> px(4, 0.5f);
   CHECK_THROWS_AS(rt::write_image("/nonexistent-dir/x.png", 1, 1, px.data()), std::runtime_error);
+}
+
+TEST_CASE("image output: a write that fails names the OS reason, not OpenImageIO's 'Could not open file'") {
+  const std::filesystem::path dir = test_paths::temp_dir("image_io_readonly");
+  struct RemoveAll {  // declared first: runs after the mount is gone
+    std::filesystem::path p;
+    ~RemoveAll() { std::filesystem::remove_all(p); }
+  } remove_all{dir};
+  const std::filesystem::path ro = dir / "ro";
+  std::filesystem::create_directories(ro);
+  // Root ignores a chmod 0555; a read-only file system it cannot.
+  if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0) {
+    MESSAGE("skipped: cannot mount a read-only tmpfs here (needs root): " << std::strerror(errno));
+    return;
+  }
+  struct Unmount {
+    std::filesystem::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{ro};
+  const std::vector<float> rgba(4 * 4 * 4, 0.5f);
+  const std::string out = (ro / "x.png").string();
+  CHECK_THROWS_WITH(rt::write_image(out, 4, 4, rgba.data()),
+                    doctest::Contains(("cannot write '" + out + "': Read-only file system").c_str()));
 }

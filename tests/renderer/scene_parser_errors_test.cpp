@@ -170,5 +170,5 @@ TEST_CASE("scene parser: long one-line arrays are accepted and located exactly")
 
 TEST_CASE("scene parser: a missing scene file is a SceneError") {
   CHECK_THROWS_WITH_AS(rt::parse_scene_file("/nonexistent/dir/x.toml"),
-                       "cannot open scene file '/nonexistent/dir/x.toml'", rt::SceneError);
+                       "cannot open scene file '/nonexistent/dir/x.toml': No such file or directory", rt::SceneError);
 }

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "math/checked.h"
+#include "scene/asset_search.h"
 #include "scene/mesh_file_check.h"
 
 namespace fs = std::filesystem;
@@ -24,14 +25,43 @@ bool is_regular_file_of_bounded_size(const std::string& path) {
          static_cast<uint64_t>(st.st_size) <= k_max_mesh_file_bytes;
 }
 
-bool file_exists(const std::string& path, void*) { return is_regular_file_of_bounded_size(path); }
+// What tinygltf's file callbacks need to judge a path: tinygltf joins the document's folder
+// and the decoded URI itself, then tries the same URI in the working directory.
+struct FileRules {
+  std::string dir;                 // the document's folder, as tinygltf spells it
+  std::vector<std::string> roots;  // where its files may lie (empty: checked by the caller)
+  std::string refusal;             // the first path refused, for the message
+};
+
+// Empty if tinygltf may read `path`, else why not.
+std::string refusal_for(const std::string& path, const FileRules& rules) {
+  const std::string prefix = rules.dir + "/";
+  if (path.compare(0, prefix.size(), prefix) != 0) {
+    return "'" + path + "' is not in the glTF file's folder";  // the working-directory retry
+  }
+  const std::string uri = path.substr(prefix.size());
+  if (fs::path(uri).is_absolute()) {
+    return "URI '" + uri + "' is an absolute path; glTF files must refer to their files relatively";
+  }
+  return outside_roots_message(uri, (fs::path(rules.dir) / uri).lexically_normal().string(), rules.roots);
+}
+
+bool file_exists(const std::string& path, void* user) {
+  auto* rules = static_cast<FileRules*>(user);
+  if (std::string why = refusal_for(path, *rules); !why.empty()) {
+    // The working-directory retry comes second: keep the reason of the first try.
+    if (rules->refusal.empty()) rules->refusal = why;
+    return false;
+  }
+  return is_regular_file_of_bounded_size(path);
+}
 
 // tinygltf's default expands "~" and environment variables with wordexp(); a file we did not
 // write has no business naming either.
 std::string expand_nothing(const std::string& path, void*) { return path; }
 
-bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const std::string& path, void*) {
-  if (!is_regular_file_of_bounded_size(path)) {
+bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const std::string& path, void* user) {
+  if (!refusal_for(path, *static_cast<FileRules*>(user)).empty() || !is_regular_file_of_bounded_size(path)) {
     if (err) *err += "cannot read '" + path + "' (missing, not a regular file, or larger than 2 GiB)\n";
     return false;
   }
@@ -91,10 +121,11 @@ void check_no_required_unknown_extensions(const tinygltf::Model& m) {
   }
 }
 
-void list_references(GltfDocument& doc) {
+void list_references(GltfDocument& doc, const std::vector<std::string>& roots) {
   auto add = [&](const std::string& uri) {
     if (uri.empty() || uri.rfind("data:", 0) == 0) return;
     std::string path = resolve_gltf_uri(doc.dir, uri);
+    if (std::string why = outside_roots_message(uri, path, roots); !why.empty()) throw GltfError(why);
     if (!is_regular_file_of_bounded_size(path)) throw GltfError("file '" + uri + "' not found (looked for " + path + ")");
     if (std::find(doc.referenced_files.begin(), doc.referenced_files.end(), path) == doc.referenced_files.end()) {
       doc.referenced_files.push_back(path);
@@ -120,6 +151,12 @@ std::string percent_decode(const std::string& s) {
 
 }  // namespace
 
+std::string outside_roots_message(const std::string& uri, const std::string& path, const std::vector<std::string>& roots) {
+  if (roots.empty() || name_under_roots(path, roots)) return {};
+  return "URI '" + uri + "' leads to '" + path +
+         "', outside the scene's folder and every asset folder (--assets, FARM_ASSETS); refusing to read it";
+}
+
 GltfDocument::GltfDocument() = default;
 GltfDocument::GltfDocument(GltfDocument&&) noexcept = default;
 GltfDocument::~GltfDocument() = default;
@@ -139,7 +176,7 @@ std::string resolve_gltf_uri(const std::string& doc_dir, const std::string& uri)
   return (fs::path(doc_dir) / p).lexically_normal().string();
 }
 
-GltfDocument read_gltf_document(const std::string& path) {
+GltfDocument read_gltf_document(const std::string& path, const std::vector<std::string>& roots) {
   MeshFormat format = check_mesh_file(path);  // regular file, size, GLB header, mime types
   GltfDocument doc;
   doc.path = fs::absolute(path).lexically_normal().string();
@@ -147,7 +184,11 @@ GltfDocument read_gltf_document(const std::string& path) {
   doc.model = std::make_unique<tinygltf::Model>();
   tinygltf::TinyGLTF loader;
   loader.SetImageLoader(keep_image_bytes, doc.model.get());
-  loader.SetFsCallbacks({file_exists, expand_nothing, read_whole_file, refuse_write, nullptr});
+  // A file next to (or below) the glTF file is always its own; beyond that, only the roots.
+  std::vector<std::string> allowed = roots;
+  if (!allowed.empty()) allowed.push_back(doc.dir);
+  FileRules rules{doc.dir, allowed, {}};
+  loader.SetFsCallbacks({file_exists, expand_nothing, read_whole_file, refuse_write, &rules});
   std::string err, warn;
   bool ok = false;
   try {
@@ -159,11 +200,13 @@ GltfDocument read_gltf_document(const std::string& path) {
     throw GltfError(std::string("parse error: ") + e.what());
   }
   if (!ok) {
+    // tinygltf says only "File not found" for a file our rules refused to show it.
+    if (!rules.refusal.empty()) throw GltfError(rules.refusal);
     while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
     throw GltfError(err.empty() ? "tinygltf could not parse the file" : err);
   }
   check_no_required_unknown_extensions(*doc.model);
-  list_references(doc);
+  list_references(doc, allowed);
   return doc;
 }
 

@@ -35,7 +35,16 @@ struct GltfDocument {
 };
 
 // Parses and checks the document and loads its buffers (not its images). Throws GltfError.
-GltfDocument read_gltf_document(const std::string& path);
+// Every file it refers to must lie in the glTF file's folder (or below) or inside one of
+// `roots` (asset_search_dirs of the scene: what the master's asset manifest ships), or it is
+// refused before it is read; empty
+// `roots` leave that check to the caller (the loader, after the scene's parse made it).
+// Never reads an absolute URI or a file from the working directory.
+GltfDocument read_gltf_document(const std::string& path, const std::vector<std::string>& roots);
+
+// Empty if `path` (resolved from `uri`) lies inside `roots` or `roots` is empty, else the
+// refusal naming both.
+std::string outside_roots_message(const std::string& uri, const std::string& path, const std::vector<std::string>& roots);
 
 // A node of the default scene reached from its roots, with its world transform.
 struct GltfNodeInstance {

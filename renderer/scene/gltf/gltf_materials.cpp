@@ -213,7 +213,7 @@ std::vector<MaterialDesc> gltf_materials(const GltfDocument& doc, std::vector<Te
 }
 
 LoadedMeshFile load_gltf(const std::string& path) {
-  GltfDocument doc = read_gltf_document(path);
+  GltfDocument doc = read_gltf_document(path, {});  // the scene's parse checked where its files lie
   LoadedMeshFile out;
   out.materials = gltf_materials(doc, out.textures);
   std::vector<GltfNodeInstance> nodes = gltf_scene_nodes(*doc.model);

@@ -126,8 +126,8 @@ CameraKey framing_camera(Vec3 lo, Vec3 hi) {
 
 }  // namespace
 
-SceneDesc read_gltf_scene(const std::string& path) {
-  GltfDocument doc = read_gltf_document(path);
+SceneDesc read_gltf_scene(const std::string& path, const std::vector<std::string>& roots) {
+  GltfDocument doc = read_gltf_document(path, roots);
   const tinygltf::Model& m = *doc.model;
   std::vector<GltfNodeInstance> nodes = gltf_scene_nodes(m);
   SceneDesc scene;

@@ -1,0 +1,25 @@
+// Checks on files named by the user, made before any work: an input must be a regular file
+// (a FIFO or a device would block a reader forever), an output's folder must take a new file.
+// Each refusal names the path and the OS reason (strerror).
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+
+namespace farm {
+
+// strerror(err), thread-safe.
+std::string os_reason(int err);
+
+// Ok if `path` is a regular file. Only stat()s it, never opens it, so a FIFO cannot block.
+// `what` names the file for the message ("scene file", "key file", "host file", ...).
+Status check_regular_file(const std::string& path, const std::string& what);
+
+// Ok if `path` can be written: its folder exists and takes a new file (a probe file is
+// created beside it and removed again, so a read-only folder or file system is found before
+// rendering), and `path` itself, if it exists, is a regular file that opens for writing
+// (opened without truncating: its content is untouched). `what` as above ("output image").
+Status probe_writable(const std::string& path, const std::string& what);
+
+}  // namespace farm

@@ -1,0 +1,206 @@
+// What the farm says when input is bad, and where it says it (issue 26, items 3, 5 and 6):
+// errors and warnings on stderr and results on stdout, outputs refused before rendering with
+// the OS reason, one rule for where a glTF file's files may lie, and no blocking on a FIFO.
+// Rows of docs/failures.md; keep the two in step.
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "farm_fixture.h"
+
+using namespace farm_fixture;
+
+namespace {
+
+struct Split {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs the farm with its stdout and stderr kept apart (the shell puts stderr in its own file).
+Split run_split(const fs::path& dir, const std::vector<std::string>& args, double timeout = 30) {
+  const std::string err = (dir / "stderr.txt").string(), out = (dir / "stdout.txt").string();
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>\"$FARM_TEST_ERR\"", k_farm};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ::setenv("FARM_TEST_ERR", err.c_str(), 1);
+  Child child(argv, out);
+  Split s;
+  s.code = child.wait(timeout);
+  s.out = read_text(out);
+  s.err = read_text(err);
+  return s;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A read-only tmpfs on `dir` for the life of this object; mounted() is false where the test
+// may not mount (not root, no CAP_SYS_ADMIN): root ignores a chmod 0555, a read-only file
+// system it cannot.
+struct ReadOnlyMount {
+  fs::path dir;
+  bool ok = false;
+  std::string why;
+  explicit ReadOnlyMount(fs::path d) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", MS_RDONLY, "size=64k") == 0;
+    if (!ok) why = std::strerror(errno);
+  }
+  ~ReadOnlyMount() {
+    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+
+// A glTF file whose one buffer has the URI `uri` (one triangle, if the buffer were read).
+void write_gltf(const fs::path& path, const std::string& uri) {
+  std::ofstream(path) << R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],)"
+                      << R"("meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],)"
+                      << R"("accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",)"
+                      << R"("min":[0,0,0],"max":[1,1,0]}],"bufferViews":[{"buffer":0,"byteLength":36}],)"
+                      << R"("buffers":[{"uri":")" << uri << R"(","byteLength":36}]})";
+}
+
+}  // namespace
+
+TEST_CASE("messages: single refuses an output it cannot write before rendering, naming the OS reason") {
+  const fs::path dir = test_paths::temp_dir("msg_readonly");
+  struct RemoveAll {  // declared first: runs after the mount is gone
+    fs::path p;
+    ~RemoveAll() { fs::remove_all(p); }
+  } remove_all{dir};
+  const std::string scene = write_scene(dir, 1);
+  ReadOnlyMount ro(dir / "ro");
+  if (!ro.ok) {
+    MESSAGE("skipped: cannot mount a read-only tmpfs here (needs root): " << ro.why);
+    return;
+  }
+  const std::string ro_dir = (dir / "ro").string(), ok_out = (dir / "ok.png").string();
+  struct Case {
+    std::vector<std::string> extra;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"-o", ro_dir + "/out.png"}, "error: cannot write output image '" + ro_dir + "/out.png': folder '" + ro_dir + "': Read-only file system"},
+      {{"-o", ok_out, "--stats", ro_dir + "/s.json"}, "error: cannot write statistics file '" + ro_dir + "/s.json': folder '" + ro_dir + "': Read-only file system"},
+      {{"-o", ok_out, "--cost-map", ro_dir + "/c.cost"}, "error: cannot write cost map '" + ro_dir + "/c.cost': folder '" + ro_dir + "': Read-only file system"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"single", scene, "--threads", "1"};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    Split s = run_split(dir, args);
+    CHECK_MESSAGE(s.code == 2, (s.out + s.err));  // bad input, nothing done (was 1, after the render)
+    CHECK_MESSAGE(contains(s.err, c.message), s.err);
+    CHECK_FALSE(contains(s.out, "wrote"));  // refused before rendering
+    CHECK_FALSE(fs::exists(ok_out));
+  }
+}
+
+TEST_CASE("messages: errors and warnings go to stderr, results to stdout, usage errors in the same format") {
+  const fs::path dir = test_paths::temp_dir("msg_streams");
+  const std::string scene = write_scene(dir, 1);
+
+  Split missing = run_split(dir, {"single", (dir / "nope.toml").string(), "-o", (dir / "x.png").string()});
+  CHECK(missing.code == 2);
+  CHECK_MESSAGE(contains(missing.err, "error: cannot open scene file '" + (dir / "nope.toml").string() + "'"), missing.err);
+  CHECK_MESSAGE(missing.out.empty(), missing.out);
+
+  // A glTF file with neither camera nor lights: two warnings, then the image.
+  write_gltf(dir / "tri.gltf", "tri.bin");
+  {
+    std::ofstream bin(dir / "tri.bin", std::ios::binary);
+    const float v[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    bin.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  Split warned = run_split(dir, {"single", (dir / "tri.gltf").string(), "-o", (dir / "tri.png").string(), "--width", "16",
+                                 "--spp", "1", "--threads", "1"});
+  CHECK_MESSAGE(warned.code == 0, (warned.out + warned.err));
+  CHECK_MESSAGE(contains(warned.err, "warning: " + (dir / "tri.gltf").string() + ": the glTF file has no camera"), warned.err);
+  CHECK_FALSE(contains(warned.out, "warning:"));
+  CHECK_MESSAGE(contains(warned.out, "info: wrote " + (dir / "tri.png").string()), warned.out);
+  CHECK_FALSE(contains(warned.err, "wrote"));
+
+  // CLI11's range checks: readable bounds (not DBL_MAX spelled out), "error: " like the rest.
+  Split frame = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--frame", "0"});
+  CHECK(frame.code == 2);
+  CHECK_MESSAGE(contains(frame.err, "error: --frame: 0 is too small (at least 1)"), frame.err);
+  CHECK(frame.out.empty());
+  Split spp = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--spp", "0"});
+  CHECK_MESSAGE(contains(spp.err, "error: --spp: 0 is out of range (allowed: 1 to 65536)"), spp.err);
+  Split fraction = run_split(dir, {"sim", "--cost-map", "c", "--cluster", "k", "--payload-ratio", "2"});
+  CHECK_MESSAGE(contains(fraction.err, "error: --payload-ratio: 2 is out of range (allowed: 0 to 1)"), fraction.err);
+  Split unknown = run_split(dir, {"single", scene, "-o", (dir / "x.png").string(), "--no-such-option"});
+  CHECK(unknown.code == 2);
+  CHECK_MESSAGE(contains(unknown.err, "error: The following argument was not expected: --no-such-option"), unknown.err);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("messages: a glTF file's URIs stay inside the scene's folders, for single and render alike") {
+  const fs::path dir = test_paths::temp_dir("msg_gltf_uri");
+  fs::create_directories(dir / "a" / "b");
+  const std::string gltf = (dir / "a" / "b" / "s.gltf").string();
+
+  write_gltf(gltf, "/etc/passwd");  // exists, but no glTF file may name an absolute path
+  Split absolute = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string()});
+  CHECK(absolute.code == 2);
+  CHECK_MESSAGE(contains(absolute.err, "error: " + gltf + ": URI '/etc/passwd' is an absolute path; glTF files must refer to their files relatively"),
+                absolute.err);
+  CHECK_FALSE(contains(absolute.err, "not found"));
+
+  // Climbing out: refused by single as the master's asset manifest refuses it for render.
+  {
+    std::ofstream bin(dir / "up.bin", std::ios::binary);
+    bin << std::string(36, '\0');
+  }
+  write_gltf(gltf, "../../up.bin");
+  const std::string message = "URI '../../up.bin' leads to '" + (dir / "up.bin").string() +
+                              "', outside the scene's folder and every asset folder (--assets, FARM_ASSETS)";
+  Split single = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string()});
+  CHECK(single.code == 2);
+  CHECK_MESSAGE(contains(single.err, message), single.err);
+  Split render = run_split(dir, {"render", gltf, "-o", (dir / "x.png").string(), "--workers", "1"});
+  CHECK(render.code == 2);
+  CHECK_MESSAGE(contains(render.err, message), render.err);
+  // An --assets folder is a legitimate root: the same file is then read (and the image made).
+  Split rooted = run_split(dir, {"single", gltf, "-o", (dir / "x.png").string(), "--assets", dir.string(), "--width", "8",
+                                 "--spp", "1", "--threads", "1"});
+  CHECK_MESSAGE(rooted.code == 0, rooted.err);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("messages: a FIFO is refused without blocking, wherever a file is read") {
+  const fs::path dir = test_paths::temp_dir("msg_fifo");
+  const std::string fifo = (dir / "fifo.toml").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string out = (dir / "x.png").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"single", fifo, "-o", out}, "error: scene file '" + fifo + "' is not a regular file"},
+      {{"sim", "--cost-map", fifo, "--cluster", fifo}, "error: cost map '" + fifo + "' is a FIFO, not a regular file"},
+      {{"worker", "--connect", "tcp://127.0.0.1:1", "--key", fifo, "--master-key", fifo},
+       "key file '" + fifo + "' is a FIFO, not a regular file"},
+      {{"render", write_scene(dir, 1), "-o", out, "--hosts", fifo}, "host file '" + fifo + "' is a FIFO, not a regular file"},
+  };
+  // What is not there at all gets the OS's reason too.
+  Split missing = run_split(dir, {"single", (dir / "nope.toml").string(), "-o", out});
+  CHECK(missing.code == 2);
+  CHECK_MESSAGE(contains(missing.err, "error: cannot open scene file '" + (dir / "nope.toml").string() + "': No such file or directory"),
+                missing.err);
+  for (const Case& c : cases) {
+    Split s = run_split(dir, c.args, 10);
+    CHECK_MESSAGE(s.code == 2, c.args.front() << ": " << (s.out + s.err));  // -1: it blocked
+    CHECK_MESSAGE(contains(s.err, c.message), s.err);
+  }
+  fs::remove_all(dir);
+}
