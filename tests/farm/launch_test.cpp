@@ -113,14 +113,28 @@ TEST_CASE("host file: bounded input; long names cut in messages; an unreadable f
   CHECK(e.find("... (5001 bytes)") != std::string::npos);
   CHECK(e.size() < 200);
   CHECK(host_file_error(std::string(100000, 'a') + "\n").find("h.txt:1: line of 100000 bytes (at most 8192)") == 0);
-  // /dev/zero: refused after a bounded read (it used to grow to gigabytes).
+  // /dev/zero is not read at all (it used to grow to gigabytes); a regular file of more than
+  // 1 MiB is refused after a bounded read.
   std::string what;
   try {
     farm::read_host_file("/dev/zero");
   } catch (const farm::HostFileError& err) {
     what = err.what();
   }
-  CHECK(what == "/dev/zero: larger than 1 MiB: a host file holds one short line per host");
+  CHECK(what == "host file '/dev/zero' is a character device, not a regular file");
+  const std::string big = (std::filesystem::temp_directory_path() / "farm_big_hosts.txt").string();
+  {
+    std::ofstream out(big);
+    for (int i = 0; i < 70000; ++i) out << "host" << i << ".example.org\n";
+  }
+  what.clear();
+  try {
+    farm::read_host_file(big);
+  } catch (const farm::HostFileError& err) {
+    what = err.what();
+  }
+  std::filesystem::remove(big);
+  CHECK(what == big + ": larger than 1 MiB: a host file holds one short line per host");
   try {
     farm::read_host_file("/nonexistent/hosts.txt");
   } catch (const farm::HostFileError& err) {
