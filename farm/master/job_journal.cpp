@@ -14,6 +14,8 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     : m_options(o) {
   if (!o.enabled) return;
   const std::string& path = o.path;
+  // Before the journal is even looked at: another process writing it would change it under us.
+  m_lock = std::make_unique<JournalLock>(path);
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (exists && !o.resume && !o.fresh) {

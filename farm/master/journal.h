@@ -8,6 +8,7 @@
 // equivalent of temp -> fsync -> rename: a block is either wholly in the journal or absent.
 // Damage in the middle of the file (a bad disk, a stray write) costs only the records it hit:
 // the reader resynchronises on the next valid record and says what was lost.
+// One process writes a journal at a time: JournalLock (master/journal_lock.h).
 //
 // Durability: each record reaches the kernel with one write() before the block is placed in
 // the image, which survives kill -9 of the master. fdatasync runs at most every
