@@ -139,7 +139,7 @@ TEST_CASE("journal: a damaged byte in the last record is a torn tail, a file wit
   fs::remove_all(dir);
 }
 
-TEST_CASE("journal: damage in the middle names the record and what was lost and kept; resume rewrites without it") {
+TEST_CASE("journal: damage in the middle names the record and what was lost and kept, and resume rewrites without it") {
   fs::path dir = test_paths::temp_dir("journal_mid_damage");
   const std::string path = (dir / "j").string();
   std::vector<Block> blocks = {{1, 0, 0, 8, 8}, {1, 8, 0, 12, 8}, {1, 0, 8, 4, 2}, {1, 4, 8, 16, 2}};

@@ -111,7 +111,7 @@ TEST_CASE("resume: a journal is never discarded silently, nor resumed by another
   CHECK_FALSE(fs::exists(journal));
 }
 
-TEST_CASE("resume: a second writer of a journal is refused with the first one's pid; the lock dies with it") {
+TEST_CASE("resume: a second writer of a journal is refused with the first one's pid, and the lock dies with it") {
   Fixture f("resume_lock");
   const std::string out = f.path("farm.png"), journal = out + ".journal";
   // A master without workers holds its journal while it waits for them.
