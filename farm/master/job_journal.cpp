@@ -50,8 +50,10 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
   }
   if (!c.damage.empty()) {
     // Not a crash's torn tail: something changed the file. What it took is rendered again.
+    std::string report = journal_damage_report(c);
+    report.pop_back();  // its last line's newline: spdlog ends the message with one
     spdlog::warn("the journal '{}' is damaged in the middle; it is rewritten from its valid records:\n{}", path,
-                 journal_damage_report(c));
+                 report);
   }
   std::vector<Block> done;
   int64_t pixels = 0;
