@@ -13,6 +13,7 @@ bash tools/setup.sh >/dev/null
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DFARM_FUZZERS=ON -DFARM_TESTS=OFF >/dev/null
 targets=(fuzz_protocol fuzz_scene fuzz_cluster fuzz_cost_map fuzz_mesh fuzz_mtl fuzz_gltf)
+targets+=(fuzz_journal)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 status=0
 {

@@ -73,6 +73,7 @@ int run_journal_command(const JournalCommandOptions& o) {
   std::printf("pixels committed: %lld of %lld (%.2f%%)\n", static_cast<long long>(pixels), static_cast<long long>(total),
               total ? 100.0 * static_cast<double>(pixels) / static_cast<double>(total) : 0.0);
   std::printf("torn bytes at the end: %llu\n", static_cast<unsigned long long>(c.torn_bytes));
+  if (!c.damage.empty()) std::printf("damaged in the middle:\n%s", journal_damage_report(c).c_str());
   Status problem = check_exactly_once(c.blocks, width, height, frames, o.complete);
   if (!problem.ok()) {
     std::printf("exactly once: NO: %s\n", problem.message().c_str());

@@ -14,6 +14,8 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     : m_options(o) {
   if (!o.enabled) return;
   const std::string& path = o.path;
+  // Before the journal is even looked at: another process writing it would change it under us.
+  m_lock = std::make_unique<JournalLock>(path);
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (exists && !o.resume && !o.fresh) {
@@ -22,8 +24,8 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     try {
       JournalContents c = read_journal(path);
       what = "holds " + std::to_string(c.blocks.size()) + " rendered block(s) of an unfinished job";
-    } catch (const JournalError&) {
-      what = "exists but is not a valid journal";
+    } catch (const JournalError& e) {
+      what = "exists but is not a valid journal (" + std::string(e.what()) + ")";
     }
     throw std::runtime_error("'" + path + "' " + what +
                              ": pass --resume to continue that job, or --fresh to discard it and start over");
@@ -41,13 +43,17 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
   }
   const SchedulerConfig& s = scheduler.config();
   Status problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
-  for (size_t i = 0; problem.ok() && i < c.blocks.size(); ++i) {
-    if (c.blocks[i].pixels.size() != static_cast<size_t>(c.blocks[i].rect.pixels()) * bytes_per_pixel)
-      problem = Status::error("block " + std::to_string(i + 1) + " has the wrong number of pixel bytes");
-  }
+  if (problem.ok()) problem = check_pixel_sizes(c.blocks, bytes_per_pixel);
   if (!problem.ok()) {
     throw std::runtime_error("the journal '" + path + "' is inconsistent (" + problem.message() +
                              "); pass --fresh to discard it");
+  }
+  if (!c.damage.empty()) {
+    // Not a crash's torn tail: something changed the file. What it took is rendered again.
+    std::string report = journal_damage_report(c);
+    report.pop_back();  // its last line's newline: spdlog ends the message with one
+    spdlog::warn("the journal '{}' is damaged in the middle; it is rewritten from its valid records:\n{}", path,
+                 report);
   }
   std::vector<Block> done;
   int64_t pixels = 0;

@@ -10,6 +10,7 @@
 
 #include "job/job_identity.h"
 #include "master/journal.h"
+#include "master/journal_lock.h"
 
 namespace farm {
 
@@ -28,7 +29,7 @@ class JobJournal {
  public:
   // Creates the journal, or resumes it into `store` and `scheduler` (before any worker joins).
   // Throws std::runtime_error saying what to do when the journal belongs to an unfinished or
-  // another job, or is inconsistent.
+  // another job, is inconsistent, or is being written by another process (JournalLock).
   JobJournal(const JobJournalOptions& options, const JobIdentity& job, const std::vector<int>& frames,
              size_t bytes_per_pixel, FrameStore& store, Scheduler& scheduler);
 
@@ -53,6 +54,7 @@ class JobJournal {
  private:
   void lost(const JournalError& e);
   JobJournalOptions m_options;
+  std::unique_ptr<JournalLock> m_lock;  // held while this object lives; outlives the writer
   std::unique_ptr<JournalWriter> m_writer;
   uint64_t m_resumed_blocks = 0;
   uint32_t m_epoch = 0;

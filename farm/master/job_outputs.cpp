@@ -8,6 +8,7 @@
 
 #include "base/json_text.h"
 #include "costs/cost_map_from_blocks.h"
+#include "master/output_probe.h"
 #include "master/tile_map.h"
 
 namespace farm {
@@ -38,6 +39,17 @@ void check_job_output_paths(const MasterOptions& o) {
   if (!cost_dir.empty() && !std::filesystem::is_directory(cost_dir)) {
     throw std::invalid_argument("cost map folder '" + cost_dir.string() + "' does not exist");
   }
+  // Every file the job will write, probed before rendering or binding (nothing is left behind).
+  probe_writable(o.render.output_path, "image");
+  if (!o.tile_map_path.empty()) probe_writable(o.tile_map_path, "tile map");
+  if (!o.stats_path.empty()) probe_writable(o.stats_path, "statistics");
+  if (!o.cost_map_path.empty()) probe_writable(o.cost_map_path, "cost map");
+  if (!o.trace_path.empty()) probe_writable(o.trace_path, "trace");
+  if (o.journal) probe_writable(job_journal_path(o), "journal");
+}
+
+std::string job_journal_path(const MasterOptions& o) {
+  return o.journal_path.empty() ? default_journal_path(o.render.output_path) : o.journal_path;
 }
 
 void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,

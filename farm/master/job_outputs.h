@@ -12,8 +12,12 @@
 namespace farm {
 
 // Before any work: throws std::invalid_argument naming an output that cannot be written
-// (format, folder) of the image, tile map, statistics or cost map.
+// (format, folder) of the image, tile map, statistics, cost map, trace or journal.
+// Each file is also probed (master/output_probe.h): the refusal names the path and the OS reason.
 void check_job_output_paths(const MasterOptions& o);
+
+// The journal's path: --journal, or the image's path + ".journal".
+std::string job_journal_path(const MasterOptions& o);
 
 // `extra_stats` are more top-level members for the statistics, already JSON (json_field).
 // Throws if the cost map cannot be written (the images are written, but not all it was asked).

@@ -2,14 +2,13 @@
 // `farm master --resume` after a crash (kill -9, power loss) continues the same job and
 // re-renders at most the blocks that were in flight.
 //
-// One append-only file. Each record is [u32 body length][16-byte BLAKE2b of the body][body];
-// a record counts only if it is complete and its checksum matches, so a write torn by a crash
-// is recognised and cut off before the next append. This is the "write, checksum, append"
+// One append-only file of checksummed records (format 2, master/journal_format.h): a record
+// counts only if it is complete and its checksum matches, so a write torn by a crash is
+// recognised and cut off before the next append. This is the "write, checksum, append"
 // equivalent of temp -> fsync -> rename: a block is either wholly in the journal or absent.
-// Bodies:
-//   'H' magic "farm-journal-1", the job's identity (key=value lines)   (first record)
-//   'E' epoch: one per master start; attempt ids of epoch e start at e << 40
-//   'B' epoch, attempt, worker, frame, x, y, width, height, render seconds, pixels
+// Damage in the middle of the file (a bad disk, a stray write) costs only the records it hit:
+// the reader resynchronises on the next valid record and says what was lost.
+// One process writes a journal at a time: JournalLock (master/journal_lock.h).
 //
 // Durability: each record reaches the kernel with one write() before the block is placed in
 // the image, which survives kill -9 of the master. fdatasync runs at most every
@@ -18,46 +17,31 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "master/journal_format.h"
 #include "scheduler/scheduler_types.h"
 
 namespace farm {
 
-struct JournalError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct JournalBlock {
-  uint32_t epoch = 0;
-  AttemptId attempt = 0;
-  WorkerId worker = 0;
-  Block rect;
-  double render_seconds = 0;
-  std::vector<uint8_t> pixels;  // the block's decoded pixels, rows of the block
-};
-
-struct JournalContents {
-  std::string identity;
-  uint32_t epochs = 0;  // master starts recorded
-  std::vector<JournalBlock> blocks;
-  uint64_t valid_bytes = 0;  // end of the last valid record
-  uint64_t torn_bytes = 0;   // bytes after it: a record cut short or damaged by a crash
-};
-
-// Reads a whole journal. Throws JournalError naming the file if it cannot be read or does not
-// start with a valid header (then it is not a journal, or its creation was torn).
+// Reads a whole journal. Throws JournalError naming the file if it cannot be read (with the OS's
+// reason) or does not start with a valid header (then it is not a journal, one of format 1, or
+// its creation was torn).
 JournalContents read_journal(const std::string& path);
 
 // Ok if the blocks lie inside the frames and no pixel is committed twice; with `complete`,
-// also every pixel of every frame once. Otherwise the first problem, naming the block.
+// also every pixel of every frame once. Otherwise the first problem, naming the block. Safe for
+// any numbers a damaged or crafted journal holds (no overflow, no index outside the frames).
 Status check_exactly_once(const std::vector<JournalBlock>& blocks, int width, int height,
                                const std::vector<int>& frames, bool complete);
 
 // Differences between two identities, one "key: journal X, this job Y" per line.
+// Ok if every block holds width x height x `bytes_per_pixel` bytes of pixels (the product
+// checked for overflow), else the first block that does not.
+Status check_pixel_sizes(const std::vector<JournalBlock>& blocks, size_t bytes_per_pixel);
+
 std::string identity_difference(const std::string& journal, const std::string& job);
 
 class JournalWriter {
@@ -65,7 +49,9 @@ class JournalWriter {
   // A new journal holding only the header (written to a temporary file, synced and renamed
   // over `path`, so a crash leaves either no journal or a valid empty one).
   static JournalWriter create(const std::string& path, const std::string& identity, double sync_interval);
-  // Continues `contents` (read from `path`): cuts off its torn tail and records a new epoch.
+  // Continues `contents` (read from `path`): cuts off its torn tail and records a new epoch. A
+  // journal with damage in the middle is first rewritten from its valid records (temporary file,
+  // synced, renamed), so the damage is reported once, not on every later read.
   static JournalWriter resume(const std::string& path, const JournalContents& contents, double sync_interval);
 
   JournalWriter(JournalWriter&& other) noexcept;
@@ -87,13 +73,14 @@ class JournalWriter {
   const std::string& path() const { return m_path; }
 
  private:
-  JournalWriter(std::string path, int fd, uint32_t epoch, double sync_interval);
+  JournalWriter(std::string path, int fd, uint32_t epoch, uint64_t next_number, double sync_interval);
   void append(const std::vector<uint8_t>& body);
   void sync();
 
   std::string m_path;
   int m_fd = -1;
   uint32_t m_epoch = 0;
+  uint64_t m_next_number = 0;  // of the next record appended
   double m_sync_interval = 0;
   double m_last_sync = 0;
   bool m_dirty = false;

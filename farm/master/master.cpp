@@ -3,6 +3,7 @@
 namespace farm {
 namespace master_detail {
 
+// Everything that needs no socket and writes nothing: a refusal here leaves no file behind.
 bool Master::setup() {
   try {
     check_job_output_paths(m_o);
@@ -18,25 +19,36 @@ bool Master::setup() {
     m_job_id = m_job_identity.id;
 
     const rt::RenderSettings& s = m_desc.settings;
-    SchedulerConfig c = m_o.scheduling;
-    c.width = s.width;
-    c.height = s.height;
-    c.frames = m_frames;
-    c.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
-    if (c.policy == PolicyKind::factoring && m_o.preview_costs) {
-      PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), c);
+    m_config = m_o.scheduling;
+    m_config.width = s.width;
+    m_config.height = s.height;
+    m_config.frames = m_frames;
+    m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
+    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs) {
+      PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
       spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
                    preview.width, preview.height, preview.wall_seconds);
     }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+  return true;
+}
+
+// Once the sockets are bound: the files of the job (trace, journal) and the state they feed. A
+// master that cannot bind has created nothing (no empty journal to refuse the next run).
+bool Master::open_job() {
+  try {
     if (!m_o.trace_path.empty()) {
       m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
       if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "'");
     }
-    m_job = std::make_unique<JobController>(c, m_trace.get());
-    m_store = std::make_unique<FrameStore>(s.width, s.height, m_frames, m_encoding);
+    m_job = std::make_unique<JobController>(m_config, m_trace.get());
+    m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding);
     JobJournalOptions j;
     j.enabled = m_o.journal;
-    j.path = m_o.journal_path.empty() ? default_journal_path(m_o.render.output_path) : m_o.journal_path;
+    j.path = job_journal_path(m_o);
     j.resume = m_o.resume;
     j.fresh = m_o.fresh;
     j.sync_interval = m_o.journal_sync;
@@ -46,6 +58,7 @@ bool Master::setup() {
     spdlog::error("{}", e.what());
     return false;
   }
+  if (m_live) m_live->maybe_publish(now(), *m_job);
   return true;
 }
 
@@ -111,7 +124,7 @@ RunStatus Master::run() {
     spdlog::error("{}", e.what());
     return RunStatus::bad_input;
   }
-  if (!setup() || !open_socket(curve) || !start_live_view()) return RunStatus::bad_input;
+  if (!setup() || !open_socket(curve) || !start_live_view() || !open_job()) return RunStatus::bad_input;
   struct Linger {  // on every way out once the live view runs
     Master& m;
     ~Linger() { m.linger_live_view(); }
@@ -165,7 +178,6 @@ bool Master::start_live_view() {
     spdlog::error("{}", e.what());
     return false;
   }
-  m_live->maybe_publish(now(), *m_job);
   spdlog::info("live view: {}", m_live->url());
   return true;
 }

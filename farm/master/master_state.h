@@ -55,6 +55,7 @@ class Master {
  private:
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   bool setup();
+  bool open_job();
   bool open_socket(const std::optional<security::CurveServer>& curve);
   bool send(const std::string& identity, const proto::Message& m);
   void receive_all();
@@ -81,6 +82,7 @@ class Master {
   proto::JobSettings m_settings;  // what every worker renders
   JobIdentity m_job_identity;
   uint64_t m_job_id = 0;
+  SchedulerConfig m_config;  // the options' scheduling, completed from the job (size, frames, costs)
   std::unique_ptr<std::ofstream> m_trace;  // --trace: every scheduler call, for replay tests
   std::unique_ptr<JobController> m_job;
   std::unique_ptr<FrameStore> m_store;

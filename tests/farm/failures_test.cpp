@@ -2,7 +2,9 @@
 // here, with the exact message and exit code. Keep the two in step.
 #include <doctest/doctest.h>
 
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -29,6 +31,34 @@ Outcome run(const std::vector<std::string>& args, const std::string& log_path, d
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A loopback TCP port held by this process until the object goes: what another program met.
+struct BusyPort {
+  int fd = -1;
+  int port = 0;
+  BusyPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 1) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0);
+    port = ntohs(a.sin_port);
+  }
+  ~BusyPort() { ::close(fd); }
+};
+
+// A read-only tmpfs at `dir` (root only); false with a message if it cannot be mounted here.
+bool mount_read_only(const fs::path& dir) {
+  fs::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0) {
+    MESSAGE("skipped: cannot mount a read-only tmpfs here (needs root): " << std::strerror(errno));
+    return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -242,4 +272,54 @@ TEST_CASE("failure table: auth failure") {
   CHECK(contains(o.log, "error: no master at " + ep + " for "));
   CHECK(master->wait_for_log("warning: refused a worker with CURVE key ", 5));
   CHECK(contains(master->log(), ": not in the --allow list (logged once per key)"));
+}
+
+TEST_CASE("failure table: master cannot bind (--bind or --http): exit 2, no journal or image left behind") {
+  Fixture f("fail_bind");
+  BusyPort busy;
+  const std::string taken = "127.0.0.1:" + std::to_string(busy.port);
+  const std::string out = f.path("x.png"), journal = out + ".journal";
+  Outcome o = run({k_farm, "master", f.scene, "-o", out, "--bind", "tcp://" + taken}, f.path("bind.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: cannot bind tcp://" + taken + ": Address already in use"), o.log);
+  CHECK_FALSE(fs::exists(journal));
+  CHECK_FALSE(fs::exists(out));
+  o = run({k_farm, "render", f.scene, "-o", out, "--http", taken}, f.path("http.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: --http: cannot listen on " + taken), o.log);
+  CHECK_FALSE(fs::exists(journal));
+  CHECK_FALSE(fs::exists(out));
+  // Nothing was left to refuse the next run on a free port.
+  o = run({k_farm, "render", f.scene, "-o", out, "--workers", "1"}, f.path("free.log"));
+  CHECK_MESSAGE(o.code == 0, o.log);
+  CHECK(test_process::same_file(out, f.reference));
+  for (const auto& e : fs::directory_iterator(f.dir))  // the probes' files are removed at once
+    CHECK_MESSAGE(e.path().filename().string().rfind(".probe.", 0) != 0, e.path());
+}
+
+TEST_CASE("failure table: output folder read-only: refused before binding, naming the path and the reason") {
+  Fixture f("fail_read_only");
+  const fs::path ro = f.dir / "ro";
+  if (!mount_read_only(ro)) return;
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{ro};
+  const std::string out = (ro / "x.png").string();
+  // Without a journal nothing else would notice before the image is written, after the render.
+  Outcome o = run({k_farm, "master", f.scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--no-journal"}, f.path("m.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: cannot write the image '" + out + "': cannot create a file in '" + ro.string() +
+                                    "': Read-only file system"),
+                o.log);
+  CHECK_FALSE(contains(o.log, "listening on"));
+  // The journal elsewhere than the image, in the read-only folder.
+  const std::string journal = (ro / "x.journal").string();
+  o = run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--journal", journal}, f.path("r.log"));
+  CHECK(o.code == 2);
+  CHECK_MESSAGE(contains(o.log, "error: cannot write the journal '" + journal + "': cannot create a file in '" +
+                                    ro.string() + "': Read-only file system"),
+                o.log);
+  CHECK_FALSE(contains(o.log, "listening on"));
+  CHECK_FALSE(fs::exists(f.path("x.png")));
 }

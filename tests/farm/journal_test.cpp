@@ -110,25 +110,123 @@ TEST_CASE("journal: a crash cutting the file at any byte leaves whole blocks onl
   fs::remove_all(dir);
 }
 
-TEST_CASE("journal: a damaged byte ends the valid part there, a file without a valid header is refused") {
+TEST_CASE("journal: a damaged byte in the last record is a torn tail, a file without a valid header is refused") {
   fs::path dir = test_paths::temp_dir("journal_damage");
   const std::string path = (dir / "j").string();
   std::vector<Block> blocks = {{1, 0, 0, 8, 8}, {1, 8, 0, 12, 8}, {1, 0, 8, 20, 2}};
   std::vector<uintmax_t> sizes = write_journal(path, blocks);
   std::vector<uint8_t> bytes = read_bytes(path);
-  bytes[sizes[1] + 30] ^= 0x40;  // inside the second block's record
+  bytes[sizes[2] + 30] ^= 0x40;  // inside the last block's record: nothing valid follows
   write_bytes(path, bytes, bytes.size());
   JournalContents c = read_journal(path);
-  CHECK(c.blocks.size() == 1);
-  CHECK(c.valid_bytes == sizes[1]);
+  CHECK(c.blocks.size() == 2);
+  CHECK(c.valid_bytes == sizes[2]);
+  CHECK(c.damage.empty());
 
   bytes[10] ^= 1;  // the header's checksum no longer matches
   write_bytes(path, bytes, bytes.size());
   CHECK_THROWS_AS(read_journal(path), JournalError);
   write_bytes(path, {'n', 'o', 'p', 'e'}, 4);
   CHECK_THROWS_AS(read_journal(path), JournalError);
-  CHECK_THROWS_AS(read_journal((dir / "missing").string()), JournalError);
+  write_bytes(path, {}, 0);
+  CHECK_THROWS_AS(read_journal(path), JournalError);
+  try {
+    read_journal((dir / "missing").string());
+    FAIL("a missing journal was read");
+  } catch (const JournalError& e) {
+    CHECK(std::string(e.what()) == "cannot read the journal '" + (dir / "missing").string() + "': No such file or directory");
+  }
   fs::remove_all(dir);
+}
+
+TEST_CASE("journal: damage in the middle names the record and what was lost and kept, and resume rewrites without it") {
+  fs::path dir = test_paths::temp_dir("journal_mid_damage");
+  const std::string path = (dir / "j").string();
+  std::vector<Block> blocks = {{1, 0, 0, 8, 8}, {1, 8, 0, 12, 8}, {1, 0, 8, 4, 2}, {1, 4, 8, 16, 2}};
+  std::vector<uintmax_t> sizes = write_journal(path, blocks);
+  const std::vector<uint8_t> whole = read_bytes(path);
+  // Records: 0 header, 1 epoch, 2..5 the blocks. Three bytes flipped in block 2's pixels (record 3).
+  std::vector<uint8_t> bytes = whole;
+  for (size_t i : {40, 41, 90}) bytes[sizes[1] + i] ^= 0x5a;
+  write_bytes(path, bytes, bytes.size());
+  JournalContents c = read_journal(path);
+  REQUIRE(c.blocks.size() == 3);
+  CHECK(c.blocks[1].rect == blocks[2]);
+  CHECK(c.blocks[2].rect == blocks[3]);
+  CHECK(c.torn_bytes == 0);
+  REQUIRE(c.damage.size() == 1);
+  CHECK(c.damage[0].record == 3);
+  CHECK(c.damage[0].offset == sizes[1]);
+  CHECK(c.damage[0].bytes == sizes[2] - sizes[1]);
+  CHECK(c.damage[0].lost_records == 1);
+  CHECK(c.damage[0].kept_after == 2);
+  CHECK(journal_damage_report(c) == "record 3 (byte " + std::to_string(sizes[1]) + ", " +
+                                        std::to_string(sizes[2] - sizes[1]) +
+                                        " byte(s)) is damaged: 1 record(s) lost there, the 2 valid record(s) after it kept\n");
+
+  // A damaged length field (records 3 and 4 unreadable as a pair): still resynchronised.
+  bytes = whole;
+  bytes[sizes[1] + 9] ^= 0x01;
+  bytes[sizes[2] + 20] ^= 0x01;
+  write_bytes(path, bytes, bytes.size());
+  c = read_journal(path);
+  REQUIRE(c.damage.size() == 1);
+  CHECK(c.damage[0].record == 3);
+  CHECK(c.damage[0].lost_records == 2);
+  CHECK(c.damage[0].kept_after == 1);
+  REQUIRE(c.blocks.size() == 2);
+  CHECK(c.blocks[1].rect == blocks[3]);
+
+  // Resume: rewritten from the valid records, the damage reported no more, the epochs kept.
+  {
+    JournalWriter w = JournalWriter::resume(path, c, 0);
+    CHECK(w.epoch() == 1);
+    w.block(w.first_attempt(), 3, blocks[1], 0.25, pixels_for(blocks[1], 9));
+    w.close();
+  }
+  JournalContents after = read_journal(path);
+  CHECK(after.damage.empty());
+  CHECK(after.torn_bytes == 0);
+  CHECK(after.epochs == 2);
+  REQUIRE(after.blocks.size() == 3);
+  CHECK(after.blocks[2].pixels == pixels_for(blocks[1], 9));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a format-1 journal is refused as such") {
+  fs::path dir = test_paths::temp_dir("journal_v1");
+  const std::string path = (dir / "j").string();
+  // Format 1's header record: [u32 length][16-byte checksum]['H' "farm-journal-1" identity].
+  std::string body = "Hfarm-journal-1" + k_identity;
+  std::vector<uint8_t> bytes = {static_cast<uint8_t>(body.size()), 0, 0, 0};
+  bytes.resize(20, 0xab);
+  bytes.insert(bytes.end(), body.begin(), body.end());
+  write_bytes(path, bytes, bytes.size());
+  try {
+    read_journal(path);
+    FAIL("a format-1 journal was read");
+  } catch (const JournalError& e) {
+    CHECK(std::string(e.what()) == "'" + path +
+                                       "' is a journal of format 1 (an older farm); this farm reads format 2: finish that "
+                                       "job with the farm that wrote it, or pass --fresh to discard it");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: checks on a crafted journal's numbers neither overflow nor pass") {
+  auto block = [](Block r, size_t bytes) {
+    JournalBlock b;
+    b.rect = r;
+    b.pixels.assign(bytes, 0);
+    return b;
+  };
+  // x + width wraps round in 32 bits; the check must still see it is outside the image.
+  CHECK_FALSE(check_exactly_once({block({1, 2147483647, 0, 2, 1}, 6)}, 20, 10, {1}, false).ok());
+  CHECK_FALSE(check_exactly_once({block({1, 0, 2147483600, 4, 100}, 6)}, 20, 10, {1}, false).ok());
+  // width x height x bytes per pixel overflowing size_t must not equal a small pixel count.
+  CHECK_FALSE(check_pixel_sizes({block({1, 0, 0, 2147483647, 2147483647}, 0)}, 1ull << 62).ok());
+  CHECK_FALSE(check_pixel_sizes({block({1, 0, 0, -2, -3}, 18)}, 3).ok());
+  CHECK(check_pixel_sizes({block({1, 0, 0, 2, 3}, 18)}, 3).ok());
 }
 
 TEST_CASE("journal: the exactly-once check finds a pixel committed twice, outside the image, or never") {

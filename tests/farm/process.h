@@ -37,6 +37,7 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
+  pid_t pid() const { return m_pid; }  // -1 once it has been waited for
   // Exit code (or 128+signal) if the child has ended, -1 while it runs; never kills it.
   int poll() {
     if (m_pid <= 0) return m_status;

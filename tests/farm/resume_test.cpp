@@ -110,3 +110,25 @@ TEST_CASE("resume: a journal is never discarded silently, nor resumed by another
   CHECK(test_process::same_file(out, f.reference));
   CHECK_FALSE(fs::exists(journal));
 }
+
+TEST_CASE("resume: a second writer of a journal is refused with the first one's pid, and the lock dies with it") {
+  Fixture f("resume_lock");
+  const std::string out = f.path("farm.png"), journal = out + ".journal";
+  // A master without workers holds its journal while it waits for them.
+  auto first = start_master(f, out, {"--keep-journal"});
+  const pid_t holder = first->pid();
+  int code = -1;
+  std::string log = run_and_log(render_args(f, out, {"--resume"}), f.path("second.log"), code);
+  CHECK(code == 2);
+  CHECK_MESSAGE(log.find("error: the journal '" + journal + "' is in use by another farm process (pid " +
+                         std::to_string(holder) + ")") != std::string::npos,
+                log);
+  CHECK(first->poll() == -1);  // the first goes on, its journal untouched
+  // kill -9 leaves the lock file, not the lock: the kernel dropped it with the process.
+  first->kill(SIGKILL);
+  CHECK(fs::exists(journal + ".lock"));
+  log = run_and_log(render_args(f, out, {"--resume"}), f.path("after.log"), code);
+  CHECK_MESSAGE(code == 0, log);
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK_FALSE(fs::exists(journal + ".lock"));  // a run that ends removes it
+}
