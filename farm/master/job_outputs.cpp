@@ -6,9 +6,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "base/file_checks.h"
 #include "base/json_text.h"
 #include "costs/cost_map_from_blocks.h"
-#include "master/output_probe.h"
 #include "master/tile_map.h"
 
 namespace farm {
@@ -40,12 +40,16 @@ void check_job_output_paths(const MasterOptions& o) {
     throw std::invalid_argument("cost map folder '" + cost_dir.string() + "' does not exist");
   }
   // Every file the job will write, probed before rendering or binding (nothing is left behind).
-  probe_writable(o.render.output_path, "image");
-  if (!o.tile_map_path.empty()) probe_writable(o.tile_map_path, "tile map");
-  if (!o.stats_path.empty()) probe_writable(o.stats_path, "statistics");
-  if (!o.cost_map_path.empty()) probe_writable(o.cost_map_path, "cost map");
-  if (!o.trace_path.empty()) probe_writable(o.trace_path, "trace");
-  if (o.journal) probe_writable(job_journal_path(o), "journal");
+  // One probe for every command (base/file_checks.h); a refusal is bad input, before any work.
+  auto require = [](const Status& s) {
+    if (!s.ok()) throw std::invalid_argument(s.message());
+  };
+  require(probe_writable(o.render.output_path, "output image"));
+  if (!o.tile_map_path.empty()) require(probe_writable(o.tile_map_path, "tile map"));
+  if (!o.stats_path.empty()) require(probe_writable(o.stats_path, "statistics file"));
+  if (!o.cost_map_path.empty()) require(probe_writable(o.cost_map_path, "cost map"));
+  if (!o.trace_path.empty()) require(probe_writable(o.trace_path, "trace"));
+  if (o.journal) require(probe_writable(job_journal_path(o), "journal"));
 }
 
 std::string job_journal_path(const MasterOptions& o) {

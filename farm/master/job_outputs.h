@@ -13,7 +13,7 @@ namespace farm {
 
 // Before any work: throws std::invalid_argument naming an output that cannot be written
 // (format, folder) of the image, tile map, statistics, cost map, trace or journal.
-// Each file is also probed (master/output_probe.h): the refusal names the path and the OS reason.
+// Each file is also probed (base/file_checks.h, the probe `single` uses too): the refusal names the path and the OS reason.
 void check_job_output_paths(const MasterOptions& o);
 
 // The journal's path: --journal, or the image's path + ".journal".

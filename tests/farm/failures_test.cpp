@@ -309,7 +309,7 @@ TEST_CASE("failure table: output folder read-only: refused before binding, namin
   // Without a journal nothing else would notice before the image is written, after the render.
   Outcome o = run({k_farm, "master", f.scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--no-journal"}, f.path("m.log"));
   CHECK(o.code == 2);
-  CHECK_MESSAGE(contains(o.log, "error: cannot write the image '" + out + "': cannot create a file in '" + ro.string() +
+  CHECK_MESSAGE(contains(o.log, "error: cannot write output image '" + out + "': folder '" + ro.string() +
                                     "': Read-only file system"),
                 o.log);
   CHECK_FALSE(contains(o.log, "listening on"));
@@ -317,7 +317,7 @@ TEST_CASE("failure table: output folder read-only: refused before binding, namin
   const std::string journal = (ro / "x.journal").string();
   o = run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--journal", journal}, f.path("r.log"));
   CHECK(o.code == 2);
-  CHECK_MESSAGE(contains(o.log, "error: cannot write the journal '" + journal + "': cannot create a file in '" +
+  CHECK_MESSAGE(contains(o.log, "error: cannot write journal '" + journal + "': folder '" +
                                     ro.string() + "': Read-only file system"),
                 o.log);
   CHECK_FALSE(contains(o.log, "listening on"));
