@@ -6,6 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../gltf_fixture.h"
 #include "../test_paths.h"
@@ -60,6 +63,34 @@ struct Dir {
     gltf_fixture::write_png(path / "tex.png", 2, 2, 4, gltf_fixture::four_colours());
   }
   ~Dir() { fs::remove_all(path); }
+};
+
+// The plain quad (one empty material), to break one edit at a time: each check writes it with
+// `edits` applied (every `from` must occur) and expects loading to be refused with `message`.
+struct QuadToBreak {
+  std::string path, good;
+  QuadToBreak(const Dir& d, const std::string& name) {
+    QuadOptions o;
+    o.material_json = R"([{}])";
+    path = gltf_fixture::write_quad(d.path, name, o);
+    std::ifstream in(path);
+    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  void check_refused(const std::vector<std::pair<std::string, std::string>>& edits, const std::string& message) const {
+    std::string json = good;
+    for (const auto& [from, to] : edits) {
+      size_t at = json.find(from);
+      REQUIRE(at != std::string::npos);
+      json.replace(at, from.size(), to);
+      CAPTURE(to);
+    }
+    std::ofstream(path) << json;
+    CAPTURE(message);
+    CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains(message.c_str()), rt::SceneError);
+  }
+  void check_refused(const std::string& from, const std::string& to, const std::string& message) const {
+    check_refused({{from, to}}, message);
+  }
 };
 
 }  // namespace
@@ -211,19 +242,10 @@ TEST_CASE("glTF: --camera picks a camera by name or index, an unknown one lists 
 
 TEST_CASE("glTF: broken files are refused with the reason and the file") {
   Dir d("gltf_broken");
-  QuadOptions o;
-  o.material_json = R"([{}])";
-  std::string path = gltf_fixture::write_quad(d.path, "broken", o);
-  std::ifstream in(path);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const QuadToBreak quad(d, "broken");
+  const std::string& path = quad.path;
   auto check_refused = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string json = good;
-    size_t at = json.find(from);
-    REQUIRE(at != std::string::npos);
-    json.replace(at, from.size(), to);
-    std::ofstream(path) << json;
-    CAPTURE(message);
-    CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains(message.c_str()), rt::SceneError);
+    quad.check_refused(from, to, message);
   };
   check_refused(R"("uri": "broken.bin")", R"("uri": "missing.bin")", "missing.bin");
   check_refused(R"("uri": "tex.png")", R"("uri": "nowhere.png")", "nowhere.png' not found");
@@ -242,42 +264,22 @@ TEST_CASE("glTF: offsets near 2^64 do not wrap past the bounds checks") {
   // Issue 26: byteOffset + length wrapped to a small number, passed the checks, and the
   // accessor read memory before its buffer (exit 0 with foreign geometry, or SIGSEGV).
   Dir d("gltf_wrap");
-  QuadOptions o;
-  o.material_json = R"([{}])";
-  const std::string path = gltf_fixture::write_quad(d.path, "wrap", o);
-  std::ifstream in(path);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto check_refused = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string json = good;
-    size_t at = json.find(from);
-    REQUIRE(at != std::string::npos);
-    json.replace(at, from.size(), to);
-    std::ofstream(path) << json;
-    CAPTURE(to);
-    CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains(message.c_str()), rt::SceneError);
-  };
+  const QuadToBreak quad(d, "wrap");
   const std::string accessor0 = R"({"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min")";
   const std::string view0 = R"({"buffer": 0, "byteOffset": 0, "byteLength": 48})";
-  for (const char* offset : {"18446744073709551600", "18446744073709551615", "18446744073709551568"}) {
-    check_refused(accessor0, R"({"bufferView": 0, "byteOffset": )" + std::string(offset) +
-                                 R"(, "componentType": 5126, "count": 4, "type": "VEC3", "min")",
-                  "accessor 0: reads past the end of its bufferView");
-    check_refused(view0, R"({"buffer": 0, "byteOffset": )" + std::string(offset) + R"(, "byteLength": 48})",
-                  "runs past the end of buffer 0");
+  for (const std::string offset : {"18446744073709551600", "18446744073709551615", "18446744073709551568"}) {
+    quad.check_refused(accessor0, R"({"bufferView": 0, "byteOffset": )" + offset +
+                                      R"(, "componentType": 5126, "count": 4, "type": "VEC3", "min")",
+                       "accessor 0: reads past the end of its bufferView");
+    quad.check_refused(view0, R"({"buffer": 0, "byteOffset": )" + offset + R"(, "byteLength": 48})",
+                       "runs past the end of buffer 0");
   }
   // An image stored in a bufferView whose offset wraps (tinygltf copies it out unchecked).
-  std::string json = good;
-  auto replace = [&](const std::string& from, const std::string& to) {
-    size_t at = json.find(from);
-    REQUIRE(at != std::string::npos);
-    json.replace(at, from.size(), to);
-  };
-  replace(R"("images": [{"uri": "tex.png"}])", R"("images": [{"bufferView": 5, "mimeType": "image/png"}])");
-  replace(R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}])",
-          R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}, {"buffer": 0, "byteOffset": 18446744073709551600, "byteLength": 64}])");
-  std::ofstream(path) << json;
-  CHECK_THROWS_WITH_AS(rt::load_scene(rt::parse_scene_file(path)), doctest::Contains("runs past the end of its buffer"),
-                       rt::SceneError);
+  quad.check_refused(
+      {{R"("images": [{"uri": "tex.png"}])", R"("images": [{"bufferView": 5, "mimeType": "image/png"}])"},
+       {R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}])",
+        R"({"buffer": 0, "byteOffset": 176, "byteLength": 12}, {"buffer": 0, "byteOffset": 18446744073709551600, "byteLength": 64}])"}},
+      "runs past the end of its buffer");
 }
 
 TEST_CASE("glTF: the shared DamagedHelmet loads as a textured scene") {
