@@ -84,7 +84,7 @@ std::string host_file_error(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("host file: IPv6 literals in brackets, with or without a port; bare ones and bad ones refused") {
+TEST_CASE("host file: IPv6 literals in brackets, with or without a port, bare ones and bad ones refused") {
   auto hosts = farm::parse_host_file("root@[::1]:2222 threads=2\n[fe80::1]\n[2001:db8::7]:22\n", "h.txt");
   REQUIRE(hosts.size() == 3);
   CHECK(hosts[0].user == "root");
@@ -106,7 +106,7 @@ TEST_CASE("host file: a key given twice is refused with its line") {
   CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
 }
 
-TEST_CASE("host file: bounded input; long names cut in messages; an unreadable file named with the OS reason") {
+TEST_CASE("host file: bounded input, long names cut in messages, an unreadable file named with the OS reason") {
   // A 100 KB name is named, not echoed whole.
   const std::string e = host_file_error(std::string(5000, 'x') + "!\n");
   CHECK(e.find("h.txt:1: bad host name 'xxxx") == 0);
