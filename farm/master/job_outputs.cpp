@@ -9,6 +9,7 @@
 #include "base/file_checks.h"
 #include "base/json_text.h"
 #include "costs/cost_map_from_blocks.h"
+#include "job/job_spec.h"
 #include "master/tile_map.h"
 
 namespace farm {
@@ -30,6 +31,15 @@ void write_cost_map(const MasterOptions& o, const rt::RenderSettings& s, const s
 }
 
 }  // namespace
+
+void check_frame_outputs(const MasterOptions& o, const std::vector<int>& frames) {
+  // An animation writes one file per frame (name_0003.png): each must be writable before any
+  // rendering, or frame 3 fails after frames 1 and 2 are written, with a journal left behind.
+  for (int frame : frames) {
+    const std::string path = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
+    if (Status s = probe_writable(path, "output image"); !s.ok()) throw std::invalid_argument(s.message());
+  }
+}
 
 void check_job_output_paths(const MasterOptions& o) {
   check_output_path(o.render.output_path);

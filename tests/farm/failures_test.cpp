@@ -294,7 +294,22 @@ TEST_CASE("failure table: master cannot bind (--bind or --http): exit 2, no jour
   CHECK_MESSAGE(o.code == 0, o.log);
   CHECK(test_process::same_file(out, f.reference));
   for (const auto& e : fs::directory_iterator(f.dir))  // the probes' files are removed at once
-    CHECK_MESSAGE(e.path().filename().string().rfind(".probe.", 0) != 0, e.path());
+    CHECK_MESSAGE(e.path().filename().string().find("probe") == std::string::npos, e.path());
+}
+
+TEST_CASE("failure table: an animation's frame output that cannot be written is refused before rendering") {
+  // Found by the second adversarial pass: render probed only the first name, so frame 3 failed
+  // after frames 1 and 2 were written, and left a journal that asked the next run for --resume.
+  Fixture f("fail_frame_output");
+  const std::string out = f.path("orb.png");
+  fs::create_directories(f.path("orb_0003.png"));  // a folder where frame 3's image goes
+  Outcome o = run({k_farm, "render", test_paths::project("scenes/orbit.toml"), "-o", out, "--width", "8", "--height",
+                   "6", "--spp", "1", "--workers", "1"},
+                  f.path("r.log"));
+  CHECK_MESSAGE(o.code == 2, o.log);
+  CHECK_MESSAGE(contains(o.log, "error: cannot write output image '" + f.path("orb_0003.png") + "'"), o.log);
+  CHECK_FALSE(fs::exists(f.path("orb_0001.png")));
+  CHECK_FALSE(fs::exists(out + ".journal"));
 }
 
 TEST_CASE("failure table: output folder read-only: refused before binding, naming the path and the reason") {
