@@ -71,13 +71,19 @@ std::map<std::string, std::string> identity_fields(const std::string& identity) 
 }  // namespace
 
 JournalContents read_journal(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer forever (`farm journal FIFO`
+  // hung); it is then refused below as not a regular file. Harmless on a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw JournalError("cannot read the journal '" + path + "': " + errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const std::string why = errno_text();
     ::close(fd);
     throw JournalError("cannot read the journal '" + path + "': " + why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw JournalError("the journal '" + path + "' is not a regular file (a FIFO, device or folder)");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size == 0) {

@@ -6,12 +6,27 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "master/journal_format.h"
 
 namespace farm {
 
-JournalLock::JournalLock(const std::string& journal_path) : m_path(journal_path + ".lock") {
+namespace {
+
+// The lock file of the journal's real path: a symlink to a journal (or to its folder) must find
+// the same lock, or a second writer gets in through another name (the second adversarial pass
+// rewrote a live master's journal through `ln -s`). A hard link is another name for the same
+// file that no path resolution finds: that case is not covered.
+std::string lock_path_of(const std::string& journal_path) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(journal_path, ec);
+  return (ec ? journal_path : real.string()) + ".lock";
+}
+
+}  // namespace
+
+JournalLock::JournalLock(const std::string& journal_path) : m_path(lock_path_of(journal_path)) {
   // A holder removes the file before it lets go, so a file we locked may already be unlinked:
   // then the lock guards nothing and we start over with the file now at the path.
   for (int attempt = 0; attempt < 100; ++attempt) {

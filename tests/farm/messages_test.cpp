@@ -191,6 +191,7 @@ TEST_CASE("messages: a FIFO is refused without blocking, wherever a file is read
       {{"worker", "--connect", "tcp://127.0.0.1:1", "--key", fifo, "--master-key", fifo},
        "key file '" + fifo + "' is a FIFO, not a regular file"},
       {{"render", write_scene(dir, 1), "-o", out, "--hosts", fifo}, "host file '" + fifo + "' is a FIFO, not a regular file"},
+      {{"journal", fifo}, "the journal '" + fifo + "' is not a regular file"},  // it used to block
   };
   // What is not there at all gets the OS's reason too.
   Split missing = run_split(dir, {"single", (dir / "nope.toml").string(), "-o", out});

@@ -124,6 +124,13 @@ TEST_CASE("resume: a second writer of a journal is refused with the first one's 
                          std::to_string(holder) + ")") != std::string::npos,
                 log);
   CHECK(first->poll() == -1);  // the first goes on, its journal untouched
+  // Nor through another name: a symlink to the journal finds the same lock.
+  const std::string alias = f.path("alias.journal");
+  fs::create_symlink(journal, alias);
+  log = run_and_log(render_args(f, f.path("other.png"), {"--resume", "--journal", alias}), f.path("alias.log"), code);
+  CHECK(code == 2);
+  CHECK_MESSAGE(log.find("(pid " + std::to_string(holder) + ")") != std::string::npos, log);
+  CHECK(first->poll() == -1);
   // kill -9 leaves the lock file, not the lock: the kernel dropped it with the process.
   first->kill(SIGKILL);
   CHECK(fs::exists(journal + ".lock"));
