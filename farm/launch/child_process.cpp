@@ -45,6 +45,9 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
   if (m_pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphans, even when the master is SIGKILLed
     if (::getppid() != parent) ::_exit(1);
+    // A process group of its own, signalled whole: an ssh wrapper script's children (or ones
+    // that ignore SIGTERM) held the output pipe open, and a stop waited for them for 30 s.
+    ::setpgid(0, 0);
     ::dup2(in[0], STDIN_FILENO);
     ::dup2(err[1], STDOUT_FILENO);  // the worker logs to either: both get the host's label
     ::dup2(err[1], STDERR_FILENO);
@@ -53,6 +56,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     (void)!::write(exec_error[1], &e, sizeof e);
     ::_exit(127);
   }
+  if (m_pid > 0) ::setpgid(m_pid, m_pid);  // also here: whichever runs first, the group exists
   ::close(in[0]);
   ::close(err[1]);
   ::close(exec_error[1]);
@@ -129,14 +133,18 @@ void ChildProcess::close_lifeline() {
 }
 
 void ChildProcess::signal(int signal_number) {
-  if (m_pid > 0 && !poll()) ::kill(m_pid, signal_number);
+  if (m_pid > 0 && !poll()) ::kill(-m_pid, signal_number);  // the whole group (see start)
 }
 
 void ChildProcess::finish() {
-  if (m_pid > 0 && !poll()) {
-    ::kill(m_pid, SIGKILL);
-    int status = 0;
-    if (::waitpid(m_pid, &status, 0) == m_pid) m_exit = exit_code_of(status);
+  if (m_pid > 0) {
+    // The group even when its leader has exited: what is left of it may hold the output pipe,
+    // which the reader waits on. Its id stays reserved while any member lives.
+    ::kill(-m_pid, SIGKILL);
+    if (!poll()) {
+      int status = 0;
+      if (::waitpid(m_pid, &status, 0) == m_pid) m_exit = exit_code_of(status);
+    }
   }
   if (m_reader.joinable()) m_reader.join();
 }

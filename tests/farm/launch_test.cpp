@@ -371,6 +371,26 @@ TEST_CASE("farm render --hosts: SIGTERM while ssh -G hangs ends the command with
   CHECK(lines_in(f.path("probes")) <= 16);       // thousands of hosts, at most 16 probes
 }
 
+TEST_CASE("farm render --hosts: SIGTERM ends launched ssh processes with their children, even ones that ignore it") {
+  // Found by the second adversarial pass: an ssh wrapper whose child (not exec'd) held the output
+  // pipe, or that trapped SIGTERM, kept the render 30 s after the signal: only the wrapper was
+  // killed, and the reader of its output waited for the child. Now the whole process group.
+  Fixture f("launch_stop_group", 2);
+  const std::string ssh = write_scripted_ssh(f, "exit 0", "trap '' TERM INT HUP; sleep 30; true");
+  const std::string hosts = f.path("two_hosts.txt");
+  std::ofstream(hosts) << "node1.invalid\nnode2.invalid\n";
+  test_process::Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", hosts, "--ssh-command",
+                              ssh, "--advertise", "127.0.0.1", "--no-journal"},
+                             f.path("render.log"));
+  for (int i = 0; i < 1500 && lines_in(f.path("launched")) < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(lines_in(f.path("launched")) == 2);
+  const auto sent = std::chrono::steady_clock::now();
+  master.kill(SIGTERM);
+  CHECK(master.wait(40) == 1);
+  CHECK(seconds_since(sent) < 8);  // 2 s for the lifeline, 2 s after SIGTERM, then SIGKILL
+}
+
 TEST_CASE("farm render --hosts: SIGTERM while thousands of hosts start: no ssh is started after it") {
   Fixture f("launch_start_sigterm", 2);
   const std::string ssh = write_scripted_ssh(f, "exit 0", "exec sleep 30");
