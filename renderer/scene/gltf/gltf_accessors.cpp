@@ -14,6 +14,8 @@ namespace {
 
 // Largest element count we accept in one accessor (also caps allocations before reading).
 constexpr uint64_t k_max_elements = uint64_t{1} << 28;
+// Largest count of an accessor without a bufferView (all zeros, or sparse substitutions only).
+constexpr uint64_t k_max_zero_elements = uint64_t{1} << 22;
 
 [[noreturn]] void fail(int accessor, const std::string& what) {
   throw GltfError("accessor " + std::to_string(accessor) + ": " + what);
@@ -116,10 +118,19 @@ std::vector<double> read_components(const tinygltf::Model& m, int index, int& n)
   if (n == 0) fail(index, "element type is not SCALAR or VEC2..4");
   if (cbytes == 0) fail(index, "component type " + std::to_string(a.componentType) + " is invalid");
   if (a.count > k_max_elements) fail(index, "count " + std::to_string(a.count) + " is larger than 2^28");
-  std::vector<double> out(a.count * static_cast<size_t>(n), 0.0);  // no bufferView: zeros (spec)
+  // Allocated only once the count is known to be backed by data: a few bytes of JSON could
+  // otherwise ask for 2^28 x 4 doubles (8 GiB) before the bounds check refused them (found
+  // by the structure-aware fuzz_gltf). Without a bufferView the elements are zeros (spec),
+  // which no real file needs by the hundred million.
   const uint64_t elem_bytes = static_cast<uint64_t>(cbytes) * n;
+  ByteRange r;
   if (a.bufferView >= 0) {
-    ByteRange r = view_range(m, index, a.bufferView, a.byteOffset, a.count, elem_bytes, true);
+    r = view_range(m, index, a.bufferView, a.byteOffset, a.count, elem_bytes, true);
+  } else if (a.count > k_max_zero_elements) {
+    fail(index, "count " + std::to_string(a.count) + " without a bufferView is larger than 2^22");
+  }
+  std::vector<double> out(a.count * static_cast<size_t>(n), 0.0);
+  if (a.bufferView >= 0) {
     for (size_t i = 0; i < a.count; ++i)
       for (int c = 0; c < n; ++c) out[i * n + c] = component(r.data + i * r.stride + c * cbytes, a.componentType, a.normalized);
   }
