@@ -64,8 +64,23 @@ Status probe_writable(const std::string& path, const std::string& what) {
     return Status::error("cannot write " + what + " " + quoted(path) + ": folder " + quoted(dir.string()) + ": " +
                          os_reason(errno));
   }
-  ::close(fd);
+  // An empty file needs only an inode, which a full disk still has: write some bytes too, so a
+  // full disk or an exhausted quota is found now and not after the render.
+  static const char k_zeros[k_probe_bytes] = {};
+  size_t done = 0;
+  int err = 0;
+  while (done < sizeof k_zeros && err == 0) {
+    const ssize_t n = ::write(fd, k_zeros + done, sizeof k_zeros - done);
+    if (n > 0) done += static_cast<size_t>(n);
+    else if (n < 0 && errno != EINTR) err = errno;
+    else if (n == 0) err = ENOSPC;
+  }
+  if (::close(fd) != 0 && err == 0) err = errno;
   ::unlink(probe.c_str());
+  if (err != 0) {
+    return Status::error("cannot write " + what + " " + quoted(path) + ": folder " + quoted(dir.string()) + ": " +
+                         os_reason(err));
+  }
   return {};
 }
 

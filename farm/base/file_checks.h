@@ -3,6 +3,7 @@
 // Each refusal names the path and the OS reason (strerror).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "base/status.h"
@@ -20,6 +21,8 @@ Status check_regular_file(const std::string& path, const std::string& what);
 // created beside it and removed again, so a read-only folder or file system is found before
 // rendering), and `path` itself, if it exists, is a regular file that opens for writing
 // (opened without truncating: its content is untouched). `what` as above ("output image").
+// The probe file holds k_probe_bytes, so a full disk is found too, not only a read-only one.
+inline constexpr size_t k_probe_bytes = 64 * 1024;
 Status probe_writable(const std::string& path, const std::string& what);
 
 }  // namespace farm

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/file_checks.h"
+#include "base/file_write.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "scene/scene_desc.h"
@@ -91,7 +93,7 @@ int run_sim_command(const SimCommandOptions& o) {
   if (!o.trace_path.empty()) {
     trace.open(o.trace_path);
     if (!trace) {
-      spdlog::error("cannot write the trace to '{}'", o.trace_path);
+      spdlog::error("cannot write the trace to '{}': {}", o.trace_path, os_reason(errno));
       return k_exit_failure;
     }
     s.trace = &trace;
@@ -110,11 +112,16 @@ int run_sim_command(const SimCommandOptions& o) {
     };
   }
   SimResult r = simulate(map, workers, s);
+  if (trace.is_open()) {
+    trace.close();
+    if (!trace) {
+      spdlog::error("the trace '{}' is incomplete: a write to it failed (is the disk full?)", o.trace_path);
+      return k_exit_failure;
+    }
+  }
   if (!o.stats_path.empty()) {
-    std::ofstream f(o.stats_path);
-    f << r.stats_json;
-    if (!f) {
-      spdlog::error("cannot write statistics to '{}'", o.stats_path);
+    if (Status st = write_file_replacing(o.stats_path, r.stats_json, "statistics file"); !st.ok()) {
+      spdlog::error("{}", st.message());
       return k_exit_failure;
     }
   }

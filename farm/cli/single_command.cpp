@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "base/file_checks.h"
+#include "base/file_write.h"
 #include "cli/exit_codes.h"
 #include "cli/run_report.h"
 #include "image/image_io.h"
@@ -165,11 +166,8 @@ int run_single(const SingleOptions& o) {
   print_report(std::cout, report);
   if (costs) print_cost_map_line(std::cout, o.cost_map_path, *costs);
   if (!o.stats_path.empty()) {
-    std::ofstream f(o.stats_path);
-    f << report_json(report);
-    f.close();
-    if (!f) {
-      spdlog::error("cannot write statistics to '{}': {}", o.stats_path, os_reason(errno));
+    if (Status st = write_file_replacing(o.stats_path, report_json(report), "statistics file"); !st.ok()) {
+      spdlog::error("{}", st.message());
       return k_exit_failure;
     }
   }

@@ -1,5 +1,6 @@
 #include "costs/cost_map.h"
 #include "base/file_checks.h"
+#include "base/file_write.h"
 
 #include <algorithm>
 #include <charconv>
@@ -270,10 +271,7 @@ void CostMap::write(const std::string& path) const {
     text += buf;
     text += (i + 1) % static_cast<size_t>(m_columns) == 0 ? '\n' : ' ';
   }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw std::runtime_error("cannot write cost map '" + path + "': " + std::strerror(errno));
+  if (Status s = write_file_replacing(path, text, "cost map"); !s.ok()) throw std::runtime_error(s.message());
 }
 
 CostMap CostMap::read(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "base/file_checks.h"
+#include "base/file_write.h"
 #include "base/json_text.h"
 #include "costs/cost_map_from_blocks.h"
 #include "job/job_spec.h"
@@ -66,22 +67,38 @@ std::string job_journal_path(const MasterOptions& o) {
   return o.journal_path.empty() ? default_journal_path(o.render.output_path) : o.journal_path;
 }
 
-void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
+bool write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, const std::vector<int>& frames,
                        const FrameStore& store, const JobController& job, double makespan,
                        const std::vector<std::string>& extra_stats) {
+  bool all = true;
+  auto attempt = [&all](auto&& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      all = false;
+    }
+  };
   if (!o.tile_map_path.empty()) {
-    write_tile_map(o.tile_map_path, s.width, s.height, store.rgba(frames.front()), frames.front(), job.stats());
-    spdlog::info("wrote tile map {}", o.tile_map_path);
+    attempt([&] {
+      write_tile_map(o.tile_map_path, s.width, s.height, store.rgba(frames.front()), frames.front(), job.stats());
+      spdlog::info("wrote tile map {}", o.tile_map_path);
+    });
   }
   if (!o.stats_path.empty()) {
-    std::vector<std::string> fields = {json_field("scene", o.render.scene_path), json_field("width", s.width),
-                                       json_field("height", s.height), json_field("frames", frames.size()),
-                                       json_field("spp", s.spp)};
-    fields.insert(fields.end(), extra_stats.begin(), extra_stats.end());
-    std::ofstream f(o.stats_path);
-    f << job.stats().json(job.scheduler(), makespan, fields);
+    attempt([&] {
+      std::vector<std::string> fields = {json_field("scene", o.render.scene_path), json_field("width", s.width),
+                                         json_field("height", s.height), json_field("frames", frames.size()),
+                                         json_field("spp", s.spp)};
+      fields.insert(fields.end(), extra_stats.begin(), extra_stats.end());
+      const std::string text = job.stats().json(job.scheduler(), makespan, fields);
+      if (Status st = write_file_replacing(o.stats_path, text, "statistics file"); !st.ok()) {
+        throw std::runtime_error(st.message());
+      }
+    });
   }
-  if (!o.cost_map_path.empty()) write_cost_map(o, s, frames, job);
+  if (!o.cost_map_path.empty()) attempt([&] { write_cost_map(o, s, frames, job); });
+  return all;
 }
 
 }  // namespace farm

@@ -22,8 +22,9 @@ void check_frame_outputs(const MasterOptions& o, const std::vector<int>& frames)
 std::string job_journal_path(const MasterOptions& o);
 
 // `extra_stats` are more top-level members for the statistics, already JSON (json_field).
-// Throws if the cost map cannot be written (the images are written, but not all it was asked).
-void write_job_outputs(const MasterOptions& o, const rt::RenderSettings& settings, const std::vector<int>& frames,
+// Tries every output even when one fails; each failure is logged as an error with its reason.
+// Returns false if any was not written (the images are written, but not all it was asked).
+bool write_job_outputs(const MasterOptions& o, const rt::RenderSettings& settings, const std::vector<int>& frames,
                        const FrameStore& store, const JobController& job, double makespan,
                        const std::vector<std::string>& extra_stats);
 

@@ -1,5 +1,7 @@
 #include "master/master_state.h"
 
+#include "base/file_checks.h"
+
 namespace farm {
 namespace master_detail {
 
@@ -43,7 +45,7 @@ bool Master::open_job() {
   try {
     if (!m_o.trace_path.empty()) {
       m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
-      if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "'");
+      if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "': " + os_reason(errno));
     }
     m_job = std::make_unique<JobController>(m_config, m_trace.get());
     m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding);
@@ -215,12 +217,12 @@ RunStatus Master::finish() {
   for (const std::string& p : written) spdlog::info("wrote {}", p);
   live_finished("complete in " + fixed(makespan, 3) + " s");
   m_journal->remove_unless(m_o.keep_journal);
-  write_job_outputs(m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
-                    {json_field("bad_messages", m_quarantine.bad_messages()),
-                     json_raw_field("quarantined_peers", m_quarantine.json()),
-                     json_field("dropped_frames", m_quarantine.dropped_frames()),
-                     json_field("resumed_blocks", m_journal->resumed_blocks()),
-                     json_field("journal_epoch", m_journal->epoch())});
+  bool outputs_whole = write_job_outputs(
+      m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
+      {json_field("bad_messages", m_quarantine.bad_messages()),
+       json_raw_field("quarantined_peers", m_quarantine.json()),
+       json_field("dropped_frames", m_quarantine.dropped_frames()),
+       json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch())});
   const Scheduler& s = m_job->scheduler();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
                s.completed_blocks(), s.reassignments(), s.late_results(), m_quarantine.bad_messages());
@@ -228,7 +230,14 @@ RunStatus Master::finish() {
     spdlog::info("{} peer(s) quarantined, {} of their frames dropped unread", m_quarantine.size(),
                  m_quarantine.dropped_frames());
   }
-  return RunStatus::ok;
+  if (m_trace) {
+    m_trace->close();
+    if (!*m_trace) {
+      spdlog::error("the trace '{}' is incomplete: a write to it failed (is the disk full?)", m_o.trace_path);
+      outputs_whole = false;
+    }
+  }
+  return outputs_whole ? RunStatus::ok : RunStatus::failure;
 }
 
 }  // namespace master_detail

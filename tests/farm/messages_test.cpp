@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/file_write.h"
 #include "farm_fixture.h"
 
 using namespace farm_fixture;
@@ -60,6 +61,35 @@ struct ReadOnlyMount {
   }
 };
 
+// A tmpfs of 256 KiB on `dir` filled up to `free_bytes` (about: tmpfs counts whole pages) for
+// the life of this object; mounted() as above.
+struct FullMount {
+  fs::path dir;
+  bool ok = false;
+  std::string why;
+  FullMount(fs::path d, size_t free_bytes) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=256k") == 0;
+    if (!ok) {
+      why = std::strerror(errno);
+      return;
+    }
+    std::ofstream filler(dir / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    for (size_t written = 0; written + free_bytes < 256 * 1024 && filler; written += block.size()) filler << block;
+  }
+  ~FullMount() {
+    if (ok) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+  // Every name in the folder but the filler: what a refused run left behind.
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename() != "filler") names.push_back(e.path().filename().string());
+    return names;
+  }
+};
+
 // A glTF file whose one buffer has the URI `uri` (one triangle, if the buffer were read).
 void write_gltf(const fs::path& path, const std::string& uri) {
   std::ofstream(path) << R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],)"
@@ -102,6 +132,67 @@ TEST_CASE("messages: single refuses an output it cannot write before rendering, 
     CHECK_FALSE(contains(s.out, "wrote"));  // refused before rendering
     CHECK_FALSE(fs::exists(ok_out));
   }
+}
+
+TEST_CASE("messages: an output on a full disk is refused before rendering, naming the reason, leaving nothing") {
+  const fs::path dir = test_paths::temp_dir("msg_full");
+  struct RemoveAll {  // declared first: runs after the mount is gone
+    fs::path p;
+    ~RemoveAll() { fs::remove_all(p); }
+  } remove_all{dir};
+  const std::string scene = write_scene(dir, 1);
+  FullMount full(dir / "full", 16 * 1024);  // room for an empty file, not for the probe's 64 KiB
+  if (!full.ok) {
+    MESSAGE("skipped: cannot mount a tmpfs here (needs root): " << full.why);
+    return;
+  }
+  const std::string f = (dir / "full").string(), ok_out = (dir / "ok.png").string();
+  auto refusal = [&](const std::string& what, const std::string& path) {
+    return "error: cannot write " + what + " '" + path + "': folder '" + f + "': No space left on device";
+  };
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  // The statistics, trace and maps were written after the render with their failures unseen:
+  // render and master exited 0 with an empty --stats file (found by the adversarial pass).
+  const std::vector<Case> cases = {
+      {{"single", scene, "--threads", "1", "-o", f + "/out.png"}, refusal("output image", f + "/out.png")},
+      {{"single", scene, "--threads", "1", "-o", ok_out, "--stats", f + "/s.json"}, refusal("statistics file", f + "/s.json")},
+      {{"render", scene, "--workers", "1", "-o", ok_out, "--stats", f + "/s.json"}, refusal("statistics file", f + "/s.json")},
+      {{"render", scene, "--workers", "1", "-o", ok_out, "--trace", f + "/t.trace"}, refusal("trace", f + "/t.trace")},
+      {{"render", scene, "--workers", "1", "-o", ok_out, "--tile-map", f + "/m.png"}, refusal("tile map", f + "/m.png")},
+      {{"render", scene, "--workers", "1", "-o", ok_out, "--cost-map", f + "/c.cost"}, refusal("cost map", f + "/c.cost")},
+  };
+  for (const Case& c : cases) {
+    Split s = run_split(dir, c.args);
+    CHECK_MESSAGE(s.code == 2, (s.out + s.err));
+    CHECK_MESSAGE(contains(s.err, c.message), s.err);
+    CHECK_FALSE(contains(s.out + s.err, "wrote"));
+    CHECK_FALSE(fs::exists(ok_out));
+    CHECK_MESSAGE(full.leftovers().empty(), full.leftovers().front());
+  }
+}
+
+TEST_CASE("messages: a whole file written to a disk that fills up fails with the reason and keeps the old file") {
+  const fs::path dir = test_paths::temp_dir("msg_fills");
+  struct RemoveAll {
+    fs::path p;
+    ~RemoveAll() { fs::remove_all(p); }
+  } remove_all{dir};
+  FullMount full(dir / "full", 32 * 1024);
+  if (!full.ok) {
+    MESSAGE("skipped: cannot mount a tmpfs here (needs root): " << full.why);
+    return;
+  }
+  const std::string target = (full.dir / "stats.json").string();
+  REQUIRE(farm::write_file_replacing(target, "old", "statistics file").ok());
+  const farm::Status s = farm::write_file_replacing(target, std::string(128 * 1024, 'y'), "statistics file");
+  CHECK_FALSE(s.ok());
+  CHECK(s.message() == "cannot write statistics file '" + target + "': No space left on device");
+  CHECK(read_text(target) == "old");  // the old file is kept whole, not truncated
+  const std::vector<std::string> left = full.leftovers();
+  CHECK_MESSAGE(left == std::vector<std::string>{"stats.json"}, left.size());  // no temporary file left
 }
 
 TEST_CASE("messages: errors and warnings go to stderr, results to stdout, usage errors in the same format") {
