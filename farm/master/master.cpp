@@ -141,6 +141,11 @@ RunStatus Master::run() {
   m_progress.start(scheduler.total_pixels());
 
   while (!scheduler.done()) {
+    if (!m_scene_failure.empty()) {
+      spdlog::error("{}: no image written{}", m_scene_failure, m_journal->stop_hint(scheduler.completed_blocks()));
+      live_finished("failed: " + m_scene_failure);
+      return RunStatus::bad_input;
+    }
     if (std::string why = abort_reason(); !why.empty()) {
       spdlog::error("{}: no image written{}", why, m_journal->stop_hint(scheduler.completed_blocks()));
       live_finished("failed: " + why);

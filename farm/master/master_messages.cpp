@@ -194,10 +194,17 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
             m_job->round_trip(peer.id, t - peer.last_ping_sent);
           }
         } else if constexpr (std::is_same_v<T, proto::Error>) {
-          spdlog::warn("worker {} reported: {}", peer.id, m.message);
           if (m.code == proto::ErrorCode::scene_failed) {
+            // The worker loaded the very files this master shipped (content-addressed) with the
+            // same build: every worker would fail alike, so the job ends instead of waiting.
+            if (m_scene_failure.empty()) {
+              m_scene_failure = "the scene cannot be loaded (reported by worker " + std::to_string(peer.id) + " '" +
+                                peer.name + "', names relative to the scene's folder): " + m.message;
+            }
             m_job->leave(peer.id, t, false);
             forget(peer.id);
+          } else {
+            spdlog::warn("worker {} reported: {}", peer.id, m.message);
           }
         } else {
           bad_input(identity, std::string("unexpected ") + proto::message_name(*d.message));

@@ -53,7 +53,7 @@ class Worker {
   void on_welcome(const proto::Welcome& w);
   void start_loading();
   void finish_loading();
-  void fail_job(const std::string& why);
+  void fail_job(const std::string& why, proto::ErrorCode code);
   void request_work();
   void drain_results();
   void reset_job();
@@ -187,12 +187,15 @@ void Worker::start_loading() {
                            [&](const proto::AssetRef& a) { return a.name == m_job.scene_name; });
   std::string dir;
   try {
-    if (!known || !is_safe_relative_name(m_job.scene_name)) throw std::runtime_error("unsafe scene name");
+    if (!known || !is_safe_relative_name(m_job.scene_name)) {
+      fail_job("unsafe scene name '" + m_job.scene_name + "'", proto::ErrorCode::bad_message);
+      return;
+    }
     // One folder per process and load: local workers share a cache but never a job folder.
     dir = m_cache.materialize(m_job.job_id, m_job.assets, std::to_string(::getpid()) + "." +
                                                               std::to_string(++m_load_generation));
   } catch (const std::exception& e) {
-    fail_job(e.what());
+    fail_job(e.what(), proto::ErrorCode::internal);  // this worker's cache, not the scene
     return;
   }
   m_job_dirs.push_back(dir);
@@ -213,9 +216,18 @@ void Worker::start_loading() {
   });
 }
 
-void Worker::fail_job(const std::string& why) {
+// scene_failed means the scene itself is bad (every worker would fail the same way: its files
+// are the master's, byte for byte), so the master ends the job; internal is this worker's own
+// trouble (memory, disk), and the master carries on with the others.
+void Worker::fail_job(const std::string& why, proto::ErrorCode code) {
   spdlog::error("cannot load the job's scene: {}", why);
-  send(proto::Error{proto::ErrorCode::scene_failed, why.substr(0, 1000)});
+  std::string message = why;
+  if (code == proto::ErrorCode::scene_failed && !m_job_dirs.empty()) {
+    // Names relative to the scene's folder: the worker's cache path means nothing to the user.
+    const std::string prefix = m_job_dirs.back() + "/";
+    for (size_t at; (at = message.find(prefix)) != std::string::npos;) message.erase(at, prefix.size());
+  }
+  send(proto::Error{code, message.substr(0, 1000)});
   m_failed_job = m_job.job_id;
   m_state = State::joining;
 }
@@ -223,8 +235,11 @@ void Worker::fail_job(const std::string& why) {
 void Worker::finish_loading() {
   try {
     m_scene = m_loading.get();
+  } catch (const rt::SceneError& e) {
+    fail_job(e.what(), proto::ErrorCode::scene_failed);
+    return;
   } catch (const std::exception& e) {
-    fail_job(e.what());
+    fail_job(e.what(), proto::ErrorCode::internal);
     return;
   }
   m_pool = std::make_unique<RenderPool>(*m_scene, m_threads, [this](RenderOutput&& out) {

@@ -88,6 +88,35 @@ TEST_CASE("failure table: bad scene") {
                 o.log);
 }
 
+TEST_CASE("failure table: a scene only a worker finds bad ends the job (the master waited forever)") {
+  // An index past the vertices is found when the mesh is loaded, which the master does not do:
+  // the worker reports it, and since every worker loads the same bytes, the job ends.
+  Fixture f("fail_worker_scene");
+  {
+    std::ofstream(f.path("bad.gltf"))
+        << R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],)"
+        << R"("meshes":[{"primitives":[{"attributes":{"POSITION":0},"indices":1}]}],)"
+        << R"("accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},)"
+        << R"({"bufferView":1,"componentType":5125,"count":3,"type":"SCALAR"}],)"
+        << R"("bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":12}],)"
+        << R"("buffers":[{"byteLength":48,"uri":"data:application/octet-stream;base64,)"
+        << R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAACAPwAAgD8AAAAAAAAAAAEAAAAHAAAA"}]})";
+  }
+  Child master({k_farm, "master", f.path("bad.gltf"), "-o", f.path("x.png"), "--bind", "tcp://127.0.0.1:*", "--width", "16",
+                "--height", "16"},
+               f.path("m.log"));
+  REQUIRE(master.wait_for_log("listening on", 20));
+  auto worker = start_worker(f, endpoint_from(master), "w1");
+  const int code = master.wait(30);
+  CHECK_MESSAGE(code == 2, master.log());
+  CHECK_MESSAGE(contains(master.log(), "error: the scene cannot be loaded (reported by worker 1 'w1', names relative to the "
+                                       "scene's folder): bad.gltf: cannot load mesh 'bad.gltf': index 7 refers past the 3 "
+                                       "vertices: no image written"),
+                master.log());
+  CHECK_FALSE(fs::exists(f.path("x.png")));
+  CHECK(worker->wait(20) != 0);
+}
+
 TEST_CASE("failure table: output folder missing") {
   Fixture f("fail_out_dir");
   Outcome o = run({k_farm, "render", f.scene, "-o", f.path("no/such/dir/x.png")}, f.path("r.log"));
@@ -118,23 +147,27 @@ TEST_CASE("failure table: disk full on output, then --resume writes the image wi
     fs::path p;
     ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
   } unmount{small};
-  // Fill it up; the journal lives elsewhere, so only the image cannot be written.
+  // The disk fills up once the master has checked its output (a full one is refused before
+  // rendering: messages_test.cpp); the journal lives elsewhere, so only the image cannot be written.
+  const std::string out = (small / "out.png").string(), journal = f.path("out.journal");
+  auto master = start_master(f, out, {"--journal", journal});
   {
     std::ofstream filler(small / "filler", std::ios::binary);
     std::vector<char> chunk(4096, 0);
     for (int i = 0; i < 1000 && filler.write(chunk.data(), chunk.size()); ++i) {
     }
   }
-  const std::string out = (small / "out.png").string(), journal = f.path("out.journal");
-  std::vector<std::string> args = {k_farm, "render", f.scene, "-o", out, "--journal", journal, "--workers", "1"};
-  Outcome o = run(args, f.path("full.log"));
+  auto worker = start_worker(f, endpoint_from(*master), "w1");
+  Outcome o;
+  o.code = master->wait(60);
+  o.log = master->log();
   CHECK(o.code == 1);
   CHECK_MESSAGE(contains(o.log, "error: cannot write '" + out + "': "), o.log);
   CHECK(contains(o.log, "error: every rendered block is kept in the journal '" + journal +
                             "': make room (or fix the path) and run the same command with --resume"));
   CHECK_FALSE(fs::exists(out));  // no empty or partial image left behind
   fs::remove(small / "filler");
-  args.push_back("--resume");
+  std::vector<std::string> args = {k_farm, "render", f.scene, "-o", out, "--journal", journal, "--workers", "1", "--resume"};
   o = run(args, f.path("resume.log"));
   CHECK_MESSAGE(o.code == 0, o.log);
   CHECK(contains(o.log, "100.0% of the pixels, already rendered"));
