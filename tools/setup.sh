@@ -13,6 +13,7 @@ packages=(
   doctest-dev                       # unit tests
   libassimp-dev                     # mesh import (OBJ, PLY, FBX)
   libtinygltf-dev                   # glTF 2.0 scenes (header-only loader)
+  nlohmann-json3-dev                # glTF: its whole numbers checked before tinygltf narrows them to int
   libcli11-dev libtoml11-dev        # CLI and scene files
   libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)

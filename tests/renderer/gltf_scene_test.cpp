@@ -282,6 +282,34 @@ TEST_CASE("glTF: offsets near 2^64 do not wrap past the bounds checks") {
       "runs past the end of its buffer");
 }
 
+TEST_CASE("glTF: whole numbers outside what the schema allows are refused, not narrowed or skipped") {
+  // tinygltf keeps indices in an int: 4294967297 became 1, a sparse count of 2^32 became 0, and
+  // a negative byteOffset or a fractional index was skipped as if absent (second adversarial pass).
+  Dir d("gltf_integers");
+  const QuadToBreak quad(d, "ints");
+  const std::string need_index = "glTF needs a whole number from 0 to 2147483647 here";
+  quad.check_refused(R"("indices": 4)", R"("indices": 4294967300)",
+                     "meshes[0].primitives[0].indices is 4294967300: " + need_index);
+  quad.check_refused(R"("indices": 4)", R"("indices": 4.0)", "meshes[0].primitives[0].indices is 4.0: " + need_index);
+  quad.check_refused(R"("indices": 4)", R"("indices": "4")", "meshes[0].primitives[0].indices is \"4\": " + need_index);
+  quad.check_refused(R"("POSITION": 0)", R"("POSITION": 4294967296)",
+                     "meshes[0].primitives[0].attributes.POSITION is 4294967296: " + need_index);
+  quad.check_refused(R"("scenes": [{"nodes": [0)", R"("scenes": [{"nodes": [-1)", "scenes[0].nodes[0] is -1: " + need_index);
+  quad.check_refused(R"({"bufferView": 2,)", R"({"bufferView": -2,)", "accessors[2].bufferView is -2: " + need_index);
+  quad.check_refused(R"("count": 6)", R"("count": 6, "sparse": {"count": 4294967296, "indices": {"bufferView": 4, "componentType": 5123}, "values": {"bufferView": 4}})",
+                     "accessors[4].sparse.count is 4294967296: " + need_index);
+  quad.check_refused(R"({"buffer": 0, "byteOffset": 48,)", R"({"buffer": 0, "byteOffset": -4,)",
+                     "bufferViews[1].byteOffset is -4: glTF needs a whole number from 0 here");
+  quad.check_refused(R"("material": 0)", R"("material": 9)", "material 9, which does not exist (the file has 1)");
+  // The application's own data is its business, and deep nesting is not walked.
+  std::string json = quad.good;
+  json.replace(json.find(R"("asset": {)"), 10, R"("asset": {"extras": {"index": -7, "count": 1e99}, )");
+  json.replace(json.find(R"("scene": 0,)"), 11, R"("scene": 0, "extensionsUsed": [], "extras": )" + std::string(10000, '[') +
+                                                   std::string(10000, ']') + ",");
+  std::ofstream(quad.path) << json;
+  CHECK_NOTHROW(rt::load_scene(rt::parse_scene_file(quad.path)));
+}
+
 TEST_CASE("glTF: the shared DamagedHelmet loads as a textured scene") {
   if (!test_paths::have_shared_scenes()) {
     MESSAGE("skipped: ../shared/scenes is absent");

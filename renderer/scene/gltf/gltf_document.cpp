@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <new>
 
 #include "math/checked.h"
+#include "scene/gltf/gltf_integer_check.h"
 #include "scene/asset_search.h"
 #include "scene/mesh_file_check.h"
 
@@ -73,6 +75,26 @@ bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const st
   out->resize(size);
   if (size > 0) in.read(reinterpret_cast<char*>(out->data()), static_cast<std::streamsize>(size));
   return static_cast<bool>(in);
+}
+
+// The document's JSON: the whole .gltf, or the first chunk of a .glb (read alone: the binary
+// chunk after it may be large). Empty if unreadable: tinygltf then reports why.
+std::string json_text_of(const std::string& path, MeshFormat format) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  if (format == MeshFormat::glb) {
+    char header[20];
+    if (!in.read(header, sizeof header)) return {};
+    uint32_t length;
+    std::memcpy(&length, header + 12, 4);
+    if (length > k_max_mesh_file_bytes) return {};
+    text.assign(header, sizeof header);
+    text.resize(sizeof header + length);
+    if (!in.read(text.data() + sizeof header, length)) return {};
+    return std::string(glb_json_chunk(text));
+  }
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return text;
 }
 
 bool refuse_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
@@ -180,6 +202,7 @@ GltfDocument read_gltf_document(const std::string& path, const std::vector<std::
   MeshFormat format = check_mesh_file(path);  // regular file, size, GLB header, mime types
   GltfDocument doc;
   doc.path = fs::absolute(path).lexically_normal().string();
+  check_gltf_integers(json_text_of(doc.path, format));
   doc.dir = fs::path(doc.path).parent_path().string();
   doc.model = std::make_unique<tinygltf::Model>();
   tinygltf::TinyGLTF loader;

@@ -94,9 +94,11 @@ PrimitiveData read_primitive(const tinygltf::Model& model, const tinygltf::Primi
     if (i >= n) throw GltfError("index " + std::to_string(i) + " refers past the " + std::to_string(n) + " vertices");
   }
   d.corners = triangle_corners(idx, p.mode);
-  d.material = p.material >= 0 && p.material < static_cast<int>(model.materials.size())
-                   ? static_cast<uint32_t>(p.material)
-                   : default_material;
+  if (p.material >= static_cast<int>(model.materials.size())) {
+    throw GltfError("a primitive refers to material " + std::to_string(p.material) + ", which does not exist (the file has " +
+                    std::to_string(model.materials.size()) + ")");
+  }
+  d.material = p.material >= 0 ? static_cast<uint32_t>(p.material) : default_material;
   return d;
 }
 
