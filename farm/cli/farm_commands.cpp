@@ -92,7 +92,8 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   add_scheduling_options(*cmd, o.scheduling);
   cmd->add_option("--bind", o.bind,
                   "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
-                  "--allow, or --insecure");
+                  "--allow, or --insecure")
+      ->check(endpoint_for(EndpointUse::bind));
   cmd->add_option("--key", o.key_path, "The master's key pair (from `farm keygen`); required unless --bind is loopback");
   cmd->add_option("--allow", o.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
   cmd->add_flag("--insecure", o.insecure, "Serve a non-loopback endpoint without encryption or authentication");
@@ -114,7 +115,9 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
 
 void add_worker_command(CLI::App& app, WorkerOptions& o) {
   CLI::App* cmd = app.add_subcommand("worker", "Render blocks for a master");
-  cmd->add_option("--connect", o.connect, "Master endpoint, e.g. tcp://host:5555")->required();
+  cmd->add_option("--connect", o.connect, "Master endpoint, e.g. tcp://host:5555")
+      ->required()
+      ->check(endpoint_for(EndpointUse::connect));
   cmd->add_option("--key", o.key_path, "This worker's key pair (from `farm keygen`); required unless --connect is loopback");
   cmd->add_option("--master-key", o.master_key_path, "The master's public key (its .pub): only that master is trusted");
   cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "protocol/endpoint_check.h"
+
 namespace farm {
 
 namespace detail {
@@ -46,6 +48,11 @@ CLI::Validator at_least(T min) {
         return {};
       },
       "at least " + detail::show(min));
+}
+
+// A ZeroMQ endpoint (protocol/endpoint_check.h): "--bind: 'tcp://127.0.0.1:99999': port ...".
+inline CLI::Validator endpoint_for(EndpointUse use) {
+  return CLI::Validator([use](std::string& text) { return endpoint_problem(text, use); }, "ENDPOINT");
 }
 
 }  // namespace farm

@@ -1,17 +1,50 @@
 #include "live/live_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <functional>
 #include <stdexcept>
 
+#include "base/file_checks.h"
 #include "live/connection_gate.h"
 #include "live/live_format.h"
 
 namespace farm {
 namespace {
+
+// Why httplib could not bind (it says only "false"): the same bind, tried once more here for
+// its errno ("Address already in use", "Cannot assign requested address", ...).
+std::string bind_failure_reason(const std::string& address, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+    return std::string("the address does not resolve: ") + ::gai_strerror(rc);
+  }
+  int err = 0;
+  for (addrinfo* a = found; a && err == 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      break;
+    }
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as httplib binds
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) err = errno;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return err ? os_reason(err) : "the address and port were taken, then freed again";
+}
+
 
 constexpr double k_image_max_age_seconds = 1.0;  // the page asks once a second
 constexpr int k_listen_backlog = 512;  // connections the kernel holds until accepted
@@ -127,8 +160,8 @@ LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
   });
   m_port = o.port == 0 ? s.bind_to_any_port(o.address) : (s.bind_to_port(o.address, o.port) ? o.port : -1);
   if (m_port <= 0)
-    throw std::runtime_error("--http: cannot listen on " + o.address + ":" + std::to_string(o.port) +
-                             " (address not on this machine, or port in use)");
+    throw std::runtime_error("--http: cannot listen on " + o.address + ":" + std::to_string(o.port) + ": " +
+                             bind_failure_reason(o.address, o.port));
   m_server->widen_backlog(k_listen_backlog);
   m_thread = std::thread([this] { m_server->listen_after_bind(); });
   // stop() only ends a server that is already listening: wait for that, so the destructor

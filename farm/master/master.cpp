@@ -1,6 +1,7 @@
 #include "master/master_state.h"
 
 #include "base/file_checks.h"
+#include "protocol/endpoint_check.h"
 
 namespace farm {
 namespace master_detail {
@@ -67,6 +68,10 @@ bool Master::open_job() {
 
 bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
   // The ZAP handler is bound before the socket, so no handshake can come before it.
+  if (std::string why = endpoint_problem(m_o.bind, EndpointUse::bind); !why.empty()) {
+    spdlog::error("--bind: {}", why);  // a driver other than the CLI (whose check says the same)
+    return false;
+  }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
   try {
     m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_o.scheduling.block_size);

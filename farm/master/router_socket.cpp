@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/endpoint_check.h"
+
 namespace farm {
 
 std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std::string& bind,
@@ -15,6 +17,7 @@ std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std
   // The largest legal inbound message is one result of the largest block (float RGB).
   const int64_t max_block_bytes = static_cast<int64_t>(max_block) * max_block * 12;
   socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
+  if (endpoint_wants_ipv6(bind)) socket->set(zmq::sockopt::ipv6, 1);  // else [::1] is "No such device"
   socket->bind(bind);
   return socket;
 }

@@ -20,6 +20,7 @@
 #include "job/build_id.h"
 #include "job/job_settings.h"
 #include "job/run_status.h"
+#include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "scene/scene.h"
@@ -120,6 +121,7 @@ void Worker::connect() {
   m_socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
   if (m_curve) security::apply(*m_socket, *m_curve);
   m_handshakes.attach(*m_socket);
+  if (endpoint_wants_ipv6(m_o.connect)) m_socket->set(zmq::sockopt::ipv6, 1);
   try {
     m_socket->connect(m_o.connect);
   } catch (const zmq::error_t& e) {

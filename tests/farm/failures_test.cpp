@@ -307,6 +307,43 @@ TEST_CASE("failure table: auth failure") {
   CHECK(contains(master->log(), ": not in the --allow list (logged once per key)"));
 }
 
+TEST_CASE("failure table: an endpoint ZeroMQ would take wrongly is refused, naming what is wrong") {
+  // ZeroMQ took the port modulo 65536 (99999 listened on 34463) and said "No such device" for
+  // tcp://localhost:0 and for an IPv6 address (found by the second adversarial pass).
+  Fixture f("fail_endpoint");
+  const std::string out = f.path("x.png");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"master", f.scene, "-o", out, "--bind", "tcp://127.0.0.1:99999"},
+       "error: --bind: 'tcp://127.0.0.1:99999': port '99999' is not a TCP port (0 to 65535, or * for any free one)"},
+      {{"master", f.scene, "-o", out, "--bind", "tcp://localhost:0"},
+       "error: --bind: 'tcp://localhost:0': 'localhost' is not an address or a network interface of this machine"},
+      {{"master", f.scene, "-o", out, "--bind", "udp://127.0.0.1:5"}, "error: --bind: 'udp://127.0.0.1:5' is not a tcp:// endpoint"},
+      {{"worker", "--connect", "tcp://127.0.0.1:0"}, "error: --connect: 'tcp://127.0.0.1:0': port '0' is not a TCP port (1 to 65535)"},
+      {{"worker", "--connect", "tcp://[::g]:5"}, "error: --connect: 'tcp://[::g]:5': '[::g]' is not an IPv6 address"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {k_farm};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Outcome o = run(args, f.path("endpoint.log"));
+    CHECK(o.code == 2);
+    CHECK_MESSAGE(contains(o.log, c.message), o.log);
+    CHECK_FALSE(fs::exists(out));
+  }
+  // An IPv6 loopback endpoint works end to end (the socket gets ZMQ_IPV6).
+  Child master({k_farm, "master", f.scene, "-o", out, "--bind", "tcp://[::1]:*", "--no-journal"}, f.path("m6.log"));
+  REQUIRE(master.wait_for_log("listening on", 20));
+  std::smatch m;
+  const std::string log = master.log();
+  REQUIRE_MESSAGE(std::regex_search(log, m, std::regex("listening on (tcp://\\[::1\\]:[0-9]+)")), log);
+  auto worker = start_worker(f, m[1], "w6");
+  CHECK_MESSAGE(master.wait(60) == 0, master.log());
+  CHECK(test_process::same_file(out, f.reference));
+}
+
 TEST_CASE("failure table: master cannot bind (--bind or --http): exit 2, no journal or image left behind") {
   Fixture f("fail_bind");
   BusyPort busy;
@@ -319,7 +356,7 @@ TEST_CASE("failure table: master cannot bind (--bind or --http): exit 2, no jour
   CHECK_FALSE(fs::exists(out));
   o = run({k_farm, "render", f.scene, "-o", out, "--http", taken}, f.path("http.log"));
   CHECK(o.code == 2);
-  CHECK_MESSAGE(contains(o.log, "error: --http: cannot listen on " + taken), o.log);
+  CHECK_MESSAGE(contains(o.log, "error: --http: cannot listen on " + taken + ": Address already in use"), o.log);
   CHECK_FALSE(fs::exists(journal));
   CHECK_FALSE(fs::exists(out));
   // Nothing was left to refuse the next run on a free port.
