@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <memory>
+#include <sstream>
 #include <mutex>
 
 namespace farm {
@@ -45,6 +46,45 @@ class SplitByLevelSink : public spdlog::sinks::base_sink<std::mutex> {
   std::unique_ptr<spdlog::sinks::stderr_color_sink_st> m_err;
 };
 
+// CLI11's wording, said the way the rest of the farm speaks: "A subcommand is required" for
+// `farm bogus`, "At Most 1 required but received 2" for an option given twice, and extra
+// arguments listed back to front.
+std::string plain_usage_error(const CLI::App* command, const CLI::Error& e) {
+  const std::string what = e.what();
+  const CLI::App* innermost = command;  // the command that was given, if any
+  for (auto given = innermost->get_subcommands(); !given.empty(); given = innermost->get_subcommands()) {
+    innermost = given.front();
+  }
+  const std::string farm_command = innermost->get_parent() ? "farm " + innermost->get_name() : "farm";
+  if (!command->get_parent() && dynamic_cast<const CLI::RequiredError*>(&e) && what.find("subcommand") != std::string::npos) {
+    std::string names;
+    for (const CLI::App* sub : command->get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::vector<std::string> rest = command->remaining();
+    if (!rest.empty() && !rest.front().empty() && rest.front()[0] != '-') {
+      return "unknown command '" + rest.front() + "' (commands: " + names + ")";
+    }
+    return "a command is required (" + names + ")";
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+    const std::string marker = ": At Most 1 required but received ";
+    if (const size_t at = what.find(marker); at != std::string::npos) {
+      return what.substr(0, at) + " is given " + what.substr(at + marker.size()) + " times; it takes one value";
+    }
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    // CLI11 lists them back to front, joined by spaces (its rjoin), and keeps no list by then.
+    std::string extras;
+    if (const size_t colon = what.find(": "); colon != std::string::npos) {
+      std::istringstream words(what.substr(colon + 2));
+      for (std::string word; words >> word;) extras = extras.empty() ? word : word + " " + extras;
+    }
+    if (!extras.empty()) {
+      return "`" + farm_command + "` does not take: " + extras + " (`" + farm_command + " --help` lists what it takes)";
+    }
+  }
+  return what;
+}
+
 }  // namespace
 
 void use_console_log() {
@@ -56,7 +96,11 @@ void use_console_log() {
 void use_console_format(CLI::App& app) {
   // Set before the subcommands are added: each copies its parent's at creation.
   app.failure_message([](const CLI::App* command, const CLI::Error& e) {
-    return "error: " + CLI::FailureMessage::simple(command, e);
+    // CLI11's own text is e.what() and then a line pointing to --help: keep that line.
+    std::string text = CLI::FailureMessage::simple(command, e);
+    const std::string what = e.what();
+    if (text.compare(0, what.size(), what) == 0) text.replace(0, what.size(), plain_usage_error(command, e));
+    return "error: " + text;
   });
 }
 

@@ -37,27 +37,32 @@ const std::atomic<bool>* install_stop_flag() {
 void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
   CLI::Option* block = cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square; "
                                       "default 32, and 128 with --policy factoring, which carves by predicted cost)")
-                           ->check(in_range(1, 4096));
-  cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->check(in_range(1, 4096));
+                           ->transform(in_range(1, 4096));
+  CLI::Option* min_block =
+      cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->transform(in_range(1, 4096));
   cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
-      ->check(in_range(0.001, 1e6));
+      ->transform(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
-      ->check(in_range(1, 64));
+      ->transform(in_range(1, 64));
   // The names come from the policy's own table (scheduler/policy.h).
   std::map<std::string, PolicyKind> policies;
   for (PolicyKind k : k_all_policies) policies[policy_name(k)] = k;
   cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed, adaptive or factoring")
       ->transform(CLI::CheckedTransformer(policies))
       ->default_str(policy_name(o.policy));
-  cmd.parse_complete_callback([&o, block] {
+  cmd.parse_complete_callback([&o, block, min_block] {
     if (block->count() == 0 && o.policy == PolicyKind::factoring) o.block_size = k_factoring_block_size;
+    if (min_block->count() > 0 && o.min_block > o.block_size) {
+      throw CLI::ValidationError("--min-block", std::to_string(o.min_block) + " is larger than the block size " +
+                                                    std::to_string(o.block_size) + " (--block)");
+    }
   });
 }
 
 // How fast a silent worker is declared dead (interval x liveness).
 void add_liveness_options(CLI::App& cmd, SchedulerConfig& o) {
-  cmd.add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->check(in_range(0.01, 60.0));
-  cmd.add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->check(in_range(1, 100));
+  cmd.add_option("--heartbeat", o.heartbeat_interval, "Heartbeat interval in seconds")->transform(in_range(0.01, 60.0));
+  cmd.add_option("--liveness", o.liveness, "Missed heartbeats before a worker is declared dead")->transform(in_range(1, 100));
 }
 
 // The journal of accepted blocks (master/journal.h) and resuming from it.
@@ -71,7 +76,7 @@ void add_journal_options(CLI::App& cmd, MasterOptions& o) {
   resume->excludes(none);
   cmd.add_flag("--keep-journal", o.keep_journal, "Keep the journal after success (check it with `farm journal`)");
   cmd.add_option("--journal-sync", o.journal_sync, "Seconds between fdatasyncs of the journal (0 = after every block)")
-      ->check(in_range(0.0, 60.0));
+      ->transform(in_range(0.0, 60.0));
 }
 
 // The live view (farm/live, docs/live.md).
@@ -82,7 +87,7 @@ void add_http_options(CLI::App& cmd, MasterOptions& o) {
   cmd.add_option("--http-token", o.http_token,
                  "Token the live view asks for (?token= or Authorization: Bearer); required off loopback");
   cmd.add_option("--http-linger", o.http_linger, "Seconds the live view keeps serving the final state after the job")
-      ->check(in_range(0.0, 86400.0));
+      ->transform(in_range(0.0, 86400.0));
 }
 
 void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
@@ -108,7 +113,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                   "Choose --policy/--block/--wait by simulating this cluster description first (as `farm plan`)");
   add_liveness_options(*cmd, o.scheduling);
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
-      ->check(in_range(0.0, 1e9));
+      ->transform(in_range(0.0, 1e9));
   cmd->add_flag("--compress,!--no-compress", o.compress,
                 "zstd-compress result pixels (default on: 2-4x faster on slow links, no loss on loopback)");
 }
@@ -122,13 +127,14 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--master-key", o.master_key_path, "The master's public key (its .pub): only that master is trusted");
   cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");
   cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
-      ->check(in_range(0, 4096));
+      ->transform(in_range(0, 4096));
   cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
-      ->check(in_range(0, 1024));
+      ->transform(in_range(0, 1024));
   cmd->add_flag("--once", o.once, "Exit after one job");
   cmd->add_option("--cache", o.cache_dir, "Folder for shipped scenes and assets (default: $FARM_CACHE or ~/.cache/farm)");
   cmd->add_option("--name", o.name, "Name shown by the master (default: host-pid)");
-  cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)");
+  cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)")
+      ->transform(in_range(0.0, 1e9));
   // For tests of version refusal only.
   cmd->add_option("--protocol-version", o.protocol_version, "Pretend to speak this protocol version (testing)")
       ->group("");
@@ -147,9 +153,9 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
   add_http_options(*cmd, o.master);
-  cmd->add_option("--workers", o.workers, "Local worker processes")->check(in_range(1, 256));
-  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->check(in_range(0, 4096));
-  cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->check(in_range(0, 1024));
+  cmd->add_option("--workers", o.workers, "Local worker processes")->transform(in_range(1, 256));
+  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->transform(in_range(0, 4096));
+  cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->transform(in_range(0, 1024));
   cmd->add_option("--stats", o.master.stats_path, "Write run statistics as JSON");
   cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");
   cmd->add_option("--cost-map", o.master.cost_map_path, "Write per-tile render costs derived from the blocks' render times");
@@ -166,7 +172,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   cmd->add_option("--join-timeout", o.join_timeout,
                   "With --hosts: a host whose worker has not joined this many seconds after the hosts were started is "
                   "reported and its ssh ended (default 60)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->transform(in_range(0.1, 86400.0));
   cmd->add_option("--advertise", o.advertise,
                   "The address of this machine the workers connect to (default: the one that routes to the first host)");
   CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,

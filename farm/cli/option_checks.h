@@ -3,10 +3,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
+#include <charconv>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "protocol/endpoint_check.h"
 
@@ -19,8 +20,34 @@ std::string show(T value) {
   out << value;  // 0.01, 1e+06, 4096: the shortest form that says it
   return out.str();
 }
+
+// Reads `text` as a T, or says why not. Whole numbers are plain decimals: CLI11 reads them with
+// strtoull(base 0), so "-1" became 2^64-1 for --seed, 2^64 became 2^64-1 without a word, and
+// "010" was 8. `text` is rewritten to the canonical decimal, which CLI11 then reads as meant.
+template <typename T>
+std::string parse_number(std::string& text, T& value) {
+  if constexpr (std::is_integral_v<T>) {
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (first != last && *first == '+') ++first;
+    const auto [end, error] = std::from_chars(first, last, value, 10);
+    if (first == last || end != last || (error != std::errc() && error != std::errc::result_out_of_range)) {
+      return "'" + text + "' is not a whole number";
+    }
+    if (error == std::errc::result_out_of_range)
+      return text + " is out of range (allowed: " + show(std::numeric_limits<T>::min()) + " to " +
+             show(std::numeric_limits<T>::max()) + ")";
+    text = std::to_string(value);
+    return {};
+  } else {
+    if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+    return {};
+  }
+}
 }  // namespace detail
 
+// Use with ->transform(), not ->check(): CLI11 hands check() a copy, and the canonical decimal
+// must reach the option.
 // The value must lie in [min, max]; NaN is refused too. CLI11 prefixes the option's name:
 // "--spp: 0 is out of range (allowed: 1 to 65536)".
 template <typename T>
@@ -28,7 +55,7 @@ CLI::Validator in_range(T min, T max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         T value{};
-        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        if (std::string why = detail::parse_number(text, value); !why.empty()) return why;
         if (!(value >= min && value <= max)) {
           return text + " is out of range (allowed: " + detail::show(min) + " to " + detail::show(max) + ")";
         }
@@ -43,7 +70,7 @@ CLI::Validator at_least(T min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
         T value{};
-        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        if (std::string why = detail::parse_number(text, value); !why.empty()) return why;
         if (!(value >= min)) return text + " is too small (at least " + detail::show(min) + ")";
         return {};
       },

@@ -15,11 +15,11 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   add_render_options(*cmd, o.render, false);
   cmd->add_option("--cluster", o.cluster_path, "Cluster description (TOML, see `farm sim`)")->required();
   cmd->add_option("--preview-scale", o.preview.scale, "Preview resolution = full / this, on each axis")
-      ->check(in_range(1, 64));
-  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->check(in_range(1, 65536));
+      ->transform(in_range(1, 64));
+  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->transform(in_range(1, 65536));
   cmd->add_option("--threads", o.preview.threads, "Threads for the preview render (default: all cores)")
-      ->check(in_range(0, 4096));
-  cmd->add_option("--top", o.top, "Candidates shown")->check(in_range(1, 1000));
+      ->transform(in_range(0, 4096));
+  cmd->add_option("--top", o.top, "Candidates shown")->transform(in_range(1, 1000));
   cmd->add_option("--cost-map", o.cost_map_out, "Also write the preview's cost map (rescaled to the full job)");
 }
 

@@ -8,17 +8,18 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   if (with_output)
     cmd.add_option("-o,--output", o.output_path, "Output image: .png .tga .ppm (8-bit sRGB) or .exr (float)")->required();
   cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
-  cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->check(in_range(1, rt::k_max_image_side));
-  cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->check(in_range(1, rt::k_max_image_side));
-  cmd.add_option("--spp", o.spp, "Override samples per pixel")->check(in_range(1, 65536));
-  cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->check(at_least(1));
-  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->check(in_range(0, 64));
+  cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->transform(in_range(1, rt::k_max_image_side));
+  cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->transform(in_range(1, rt::k_max_image_side));
+  cmd.add_option("--spp", o.spp, "Override samples per pixel")->transform(in_range(1, 65536));
+  cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->transform(at_least(1));
+  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->transform(in_range(0, 64));
   cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
-  cmd.add_option("--seed", o.seed, "Override the random seed");
+  cmd.add_option("--seed", o.seed, "Override the random seed")
+      ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
   cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
   cmd.add_option("--texture-cache", o.texture_cache_mb,
                  "Memory for decoded textures in MiB, shared by all threads: images are held whole while they fit, the rest in a tile cache (default 1024)")
-      ->check(in_range(16, 1 << 20));
+      ->transform(in_range(16, 1 << 20));
 }
 
 }  // namespace farm

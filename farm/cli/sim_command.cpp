@@ -25,18 +25,19 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
       ->required();
   add_scheduling_options(*cmd, o.scheduling);
   cmd->add_option("--width", o.width, "Image width to simulate (default: the cost map's; otherwise rescaled)")
-      ->check(in_range(1, 65536));
-  cmd->add_option("--height", o.height, "Image height to simulate (default: the cost map's)")->check(in_range(1, 65536));
+      ->transform(in_range(1, 65536));
+  cmd->add_option("--height", o.height, "Image height to simulate (default: the cost map's)")->transform(in_range(1, 65536));
   cmd->add_option("--work-factor", o.work_factor, "Multiply every cost (e.g. full spp / the map's spp)")
-      ->check(in_range(1e-6, 1e6));
-  cmd->add_option("--frames", o.frames, "Frames to simulate (default: the cost map's)")->check(in_range(1, 100000));
-  cmd->add_option("--heartbeat", o.scheduling.heartbeat_interval, "Heartbeat interval in seconds")->check(in_range(0.01, 60.0));
-  cmd->add_option("--liveness", o.scheduling.liveness, "Missed heartbeats before a worker is declared dead")->check(in_range(1, 100));
+      ->transform(in_range(1e-6, 1e6));
+  cmd->add_option("--frames", o.frames, "Frames to simulate (default: the cost map's)")->transform(in_range(1, 100000));
+  cmd->add_option("--heartbeat", o.scheduling.heartbeat_interval, "Heartbeat interval in seconds")->transform(in_range(0.01, 60.0));
+  cmd->add_option("--liveness", o.scheduling.liveness, "Missed heartbeats before a worker is declared dead")->transform(in_range(1, 100));
   cmd->add_option("--bytes-per-pixel", o.bytes_per_pixel, "Result bytes per pixel (3 = PNG/TGA/PPM, 16 = EXR)")
-      ->check(in_range(0.0, 64.0));
+      ->transform(in_range(0.0, 64.0));
   cmd->add_option("--payload-ratio", o.payload_ratio, "Compressed/raw result size (1 = uncompressed)")
-      ->check(in_range(0.0, 1.0));
-  cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)");
+      ->transform(in_range(0.0, 1.0));
+  cmd->add_option("--seed", o.seed, "Seed for drawn worker speeds/latencies and jitter (same seed, same run)")
+      ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
   cmd->add_flag("--cost-model", o.cost_model,
                 "Let the scheduler predict each block's cost from the cost map, as a preview render would");
   cmd->add_option("--cost-model-map", o.cost_model_path,

@@ -86,11 +86,11 @@ void check_outputs_writable(const SingleOptions& o, const std::vector<int>& fram
 void add_single_command(CLI::App& app, SingleOptions& o) {
   CLI::App* cmd = app.add_subcommand("single", "Render a scene on this machine only (the speedup baseline)");
   add_render_options(*cmd, o.render);
-  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->check(in_range(0, 4096));
+  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->transform(in_range(0, 4096));
   cmd->add_option("--stats", o.stats_path, "Write run statistics as JSON to this file");
   cmd->add_option("--cost-map", o.cost_map_path,
                   "Render tile by tile and write every tile's measured render cost (seconds) to this file");
-  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->check(in_range(1, 4096));
+  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->transform(in_range(1, 4096));
 }
 
 int run_single(const SingleOptions& o) {
