@@ -247,7 +247,7 @@ TEST_CASE("glTF: broken files are refused with the reason and the file") {
   auto check_refused = [&](const std::string& from, const std::string& to, const std::string& message) {
     quad.check_refused(from, to, message);
   };
-  check_refused(R"("uri": "broken.bin")", R"("uri": "missing.bin")", "missing.bin");
+  check_refused(R"("uri": "broken.bin")", R"("uri": "missing.bin")", "/missing.bin' not found");  // not "not in the folder"
   check_refused(R"("uri": "tex.png")", R"("uri": "nowhere.png")", "nowhere.png' not found");
   check_refused(R"("uri": "tex.png")", R"("uri": "/etc/passwd")", "absolute path");
   check_refused(R"("uri": "tex.png")", R"("uri": "http://example.com/a.png")", "not a relative file name");

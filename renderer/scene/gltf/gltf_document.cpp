@@ -55,7 +55,18 @@ bool file_exists(const std::string& path, void* user) {
     if (rules->refusal.empty()) rules->refusal = why;
     return false;
   }
-  return is_regular_file_of_bounded_size(path);
+  if (!is_regular_file_of_bounded_size(path)) {
+    // The first try is the document's folder: say what is missing there, not why the
+    // working-directory retry after it was refused.
+    if (rules->refusal.empty()) {
+      struct stat st {};
+      rules->refusal = ::stat(path.c_str(), &st) != 0 ? "'" + path + "' not found"
+                       : S_ISREG(st.st_mode)          ? "'" + path + "' is larger than 2 GiB"
+                                                      : "'" + path + "' is not a regular file";
+    }
+    return false;
+  }
+  return true;
 }
 
 // tinygltf's default expands "~" and environment variables with wordexp(); a file we did not
