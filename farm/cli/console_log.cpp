@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <mutex>
@@ -11,6 +12,29 @@
 namespace farm {
 
 namespace {
+
+bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
+
+bool has_control(spdlog::string_view_t text) {
+  for (char c : text)
+    if (is_control(static_cast<unsigned char>(c))) return true;
+  return false;
+}
+
+std::string escape_control(spdlog::string_view_t text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char c : text) {
+    if (is_control(static_cast<unsigned char>(c))) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 // One sink in front of two: the logger's level filter and formatting stay in one place.
 class SplitByLevelSink : public spdlog::sinks::base_sink<std::mutex> {
@@ -20,7 +44,16 @@ class SplitByLevelSink : public spdlog::sinks::base_sink<std::mutex> {
         m_err(std::make_unique<spdlog::sinks::stderr_color_sink_st>()) {}
 
  protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
+  void sink_it_(const spdlog::details::log_msg& original) override {
+    // Messages quote what users and files wrote (a host file's line, a scene's name): control
+    // characters in it are shown as \xNN, so a file cannot drive the terminal (escape
+    // sequences that recolour, retitle or hide the message).
+    spdlog::details::log_msg msg = original;
+    std::string escaped;
+    if (has_control(msg.payload)) {
+      escaped = escape_control(msg.payload);
+      msg.payload = escaped;
+    }
     if (msg.level >= spdlog::level::warn) {
       m_out->flush();  // what came before a problem is printed before it
       m_err->log(msg);
@@ -100,7 +133,7 @@ void use_console_format(CLI::App& app) {
     std::string text = CLI::FailureMessage::simple(command, e);
     const std::string what = e.what();
     if (text.compare(0, what.size(), what) == 0) text.replace(0, what.size(), plain_usage_error(command, e));
-    return "error: " + text;
+    return "error: " + escape_control(text);
   });
 }
 

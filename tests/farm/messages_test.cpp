@@ -269,6 +269,16 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
     CHECK_MESSAGE(contains(s.err, c.message), s.err);
     CHECK_FALSE(fs::exists(out));
   }
+  // Control characters a file or an argument holds are shown, not sent to the terminal.
+  const std::string hosts = (dir / "hosts.txt").string();
+  std::ofstream(hosts) << "\x1b[31mred\x1b]0;title\x07\n";
+  Split escaped = run_split(dir, {"render", scene, "-o", out, "--hosts", hosts});
+  CHECK(escaped.code == 2);
+  CHECK_MESSAGE(contains(escaped.err, "bad host name '\\x1b[31mred\\x1b]0;title\\x07'"), escaped.err);
+  CHECK_FALSE(contains(escaped.err, "\x1b"));
+  Split command = run_split(dir, {"\x1b[2Jbogus"});
+  CHECK_MESSAGE(contains(command.err, "unknown command '\\x1b[2Jbogus'"), command.err);
+  CHECK_FALSE(contains(command.err, "\x1b"));
   // A leading zero is decimal, not octal: --spp 010 renders with 10 samples, as `--spp 10` does.
   const std::string stats = (dir / "s.json").string();
   Split ten = run_split(dir, {"single", scene, "-o", out, "--spp", "010", "--stats", stats, "--width", "8", "--height", "8"});
