@@ -80,8 +80,8 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   std::vector<HostSpec> hosts;
   int slurm_tasks = 0, slurm_cpus = 0;
   if (o.slurm) {
-    if (!std::getenv("SLURM_JOB_ID")) {
-      spdlog::error("--slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set): run it under salloc or sbatch");
+    if (const char* job = std::getenv("SLURM_JOB_ID"); !job || !*job) {
+      spdlog::error("--slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set, or empty): run it under salloc or sbatch");
       return k_exit_bad_input;
     }
     const std::optional<int> tasks = slurm_count("SLURM_NTASKS", 1 << 20), cpus = slurm_count("SLURM_CPUS_PER_TASK", 4096);

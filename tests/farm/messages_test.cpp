@@ -269,6 +269,15 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
     CHECK_MESSAGE(contains(s.err, c.message), s.err);
     CHECK_FALSE(fs::exists(out));
   }
+  // An empty SLURM_JOB_ID is no allocation (it counted as one, and srun then failed).
+  const char* saved_job = std::getenv("SLURM_JOB_ID");
+  const std::string saved = saved_job ? saved_job : "";
+  ::setenv("SLURM_JOB_ID", "", 1);
+  Split slurm = run_split(dir, {"render", scene, "-o", out, "--slurm"});
+  if (saved_job) ::setenv("SLURM_JOB_ID", saved.c_str(), 1); else ::unsetenv("SLURM_JOB_ID");
+  CHECK(slurm.code == 2);
+  CHECK_MESSAGE(contains(slurm.err, "error: --slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set, or empty)"),
+                slurm.err);
   // Control characters a file or an argument holds are shown, not sent to the terminal.
   const std::string hosts = (dir / "hosts.txt").string();
   std::ofstream(hosts) << "\x1b[31mred\x1b]0;title\x07\n";
