@@ -242,6 +242,53 @@ TEST_CASE("journal: the exactly-once check finds a pixel committed twice, outsid
   CHECK(check_exactly_once(blocks_of({{2, 0, 0, 5, 5}}), 20, 10, {1}, false).message().find("outside") != std::string::npos);
   CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, false).ok());
   CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, true).message().find("never") != std::string::npos);
+  CHECK(check_exactly_once(blocks_of({{1, 0, 0, 10, 10}}), 20, 10, {1}, true).message() ==
+        "pixel 10,0 of frame 1 was never committed");
+
+  // A crafted identity (65536 x 65536, 100000 frames) is checked without a bitmap of the image
+  // (it asked for 400 TB); the answer comes from the blocks alone.
+  std::vector<int> many(100000);
+  for (int i = 0; i < 100000; ++i) many[i] = i + 1;
+  CHECK(check_exactly_once(blocks_of({{7, 65000, 65000, 536, 536}}), 65536, 65536, many, false).ok());
+  CHECK(check_exactly_once(blocks_of({{7, 65000, 65000, 536, 536}}), 65536, 65536, many, true).message() ==
+        "pixel 0,0 of frame 1 was never committed");
+
+  // The sweep against a bitmap on random tilings with holes and overlaps.
+  std::mt19937 rng(26);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int w = 1 + static_cast<int>(rng() % 12), h = 1 + static_cast<int>(rng() % 9);
+    std::vector<Block> rects;
+    // A grid tiling, then some tiles dropped, and sometimes one extra rectangle on top.
+    const int bw = 1 + static_cast<int>(rng() % 5), bh = 1 + static_cast<int>(rng() % 5);
+    for (int y = 0; y < h; y += bh)
+      for (int x = 0; x < w; x += bw)
+        if (rng() % 8 != 0) rects.push_back({1 + static_cast<int>(rng() % 2), x, y, std::min(bw, w - x), std::min(bh, h - y)});
+    if (rng() % 3 == 0) {
+      const int x = static_cast<int>(rng() % w), y = static_cast<int>(rng() % h);
+      rects.push_back({1 + static_cast<int>(rng() % 2), x, y, 1 + static_cast<int>(rng() % (w - x)), 1 + static_cast<int>(rng() % (h - y))});
+    }
+    std::shuffle(rects.begin(), rects.end(), rng);
+    // The bitmap's answer: first any pixel twice, else the first pixel never committed.
+    std::map<int, std::vector<int>> count = {{1, std::vector<int>(w * h)}, {2, std::vector<int>(w * h)}};
+    bool twice = false;
+    for (const Block& r : rects)
+      for (int y = r.y; y < r.y + r.height; ++y)
+        for (int x = r.x; x < r.x + r.width; ++x) twice |= ++count[r.frame][y * w + x] > 1;
+    std::string never;
+    for (const auto& [frame, c] : count)
+      for (int i = 0; i < w * h && never.empty(); ++i)
+        if (c[i] == 0) never = "pixel " + std::to_string(i % w) + "," + std::to_string(i / w) + " of frame " + std::to_string(frame) + " was never committed";
+    const Status partial = check_exactly_once(blocks_of(rects), w, h, {1, 2}, false);
+    const Status whole = check_exactly_once(blocks_of(rects), w, h, {1, 2}, true);
+    CAPTURE(trial);
+    CHECK(partial.ok() == !twice);
+    if (twice) {
+      CHECK(whole.message().find("a second time") != std::string::npos);
+    } else {
+      CHECK(whole.ok() == never.empty());
+      if (!never.empty()) CHECK(whole.message() == never);
+    }
+  }
 }
 
 TEST_CASE("journal: identities that differ are reported key by key") {
