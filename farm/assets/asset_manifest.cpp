@@ -17,9 +17,8 @@ std::string relative_name(const std::string& path, const std::vector<std::string
   // The renderer's rule (rt::name_under_roots), so that what `farm single` reads is what
   // `farm render` ships.
   if (std::optional<std::string> name = rt::name_under_roots(path, dirs)) return *name;
-  throw std::runtime_error("asset '" + path +
-                           "' is outside the scene's folder and every asset folder, so it cannot be shipped to "
-                           "workers; refer to it relative to an --assets folder");
+  throw std::runtime_error("asset '" + path + "' is " + rt::outside_roots_reason(path, dirs) +
+                           ", so it cannot be shipped to workers; refer to it relative to an --assets folder");
 }
 
 // One asset travels as one message, and workers accept messages up to 1 GiB.

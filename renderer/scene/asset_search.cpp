@@ -52,15 +52,50 @@ std::vector<std::string> asset_search_dirs(const std::string& scene_path, const 
   return dirs;
 }
 
-std::optional<std::string> name_under_roots(const std::string& path, const std::vector<std::string>& roots) {
-  const fs::path p = absolute_normal(path);
+namespace {
+
+// `p` relative to the first root that holds it, judged on the spelling alone.
+std::optional<std::string> lexical_name(const fs::path& p, const std::vector<std::string>& roots, bool resolve_roots) {
   for (const std::string& root : roots) {
-    fs::path rel = p.lexically_relative(absolute_normal(root));
+    std::error_code ec;
+    const fs::path r = resolve_roots ? fs::weakly_canonical(absolute_normal(root), ec) : fs::path(absolute_normal(root));
+    fs::path rel = p.lexically_relative(ec ? fs::path(absolute_normal(root)) : r);
     if (rel.empty() || rel == ".") continue;
     if (*rel.begin() == "..") continue;
     return rel.string();
   }
   return std::nullopt;
+}
+
+// Where `path` really is once symbolic links are followed (itself if that cannot be known).
+fs::path real_path(const fs::path& p) {
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(p, ec);
+  return ec ? p : real;
+}
+
+}  // namespace
+
+std::optional<std::string> name_under_roots(const std::string& path, const std::vector<std::string>& roots) {
+  const fs::path p = absolute_normal(path);
+  std::optional<std::string> name = lexical_name(p, roots, false);
+  if (!name) return std::nullopt;
+  // A symbolic link inside the folders must not lead out of them: `single` would read, and the
+  // master ship to its workers, whatever it points at (~/.ssh/id_rsa from a downloaded scene).
+  if (!lexical_name(real_path(p), roots, true)) return std::nullopt;
+  return name;
+}
+
+std::string outside_roots_reason(const std::string& path, const std::vector<std::string>& roots) {
+  const fs::path p = absolute_normal(path);
+  if (!lexical_name(p, roots, false)) {
+    return "outside the scene's folder and every asset folder (--assets, FARM_ASSETS)";
+  }
+  if (!lexical_name(real_path(p), roots, true)) {
+    return "a symbolic link to '" + real_path(p).string() +
+           "', outside the scene's folder and every asset folder (--assets, FARM_ASSETS)";
+  }
+  return "";
 }
 
 std::optional<std::string> find_asset(const std::string& path, const std::vector<std::string>& dirs) {

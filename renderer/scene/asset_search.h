@@ -22,6 +22,11 @@ std::optional<std::string> find_asset(const std::string& path, const std::vector
 // master's asset manifest (farm/assets): inside one of `roots` (asset_search_dirs: the scene's
 // folder, --assets, $FARM_ASSETS), judged on the absolute, lexically normal path. Returns the
 // path's name relative to the first root that holds it, or nothing if it lies outside them all.
+// A symbolic link counts as outside unless what it leads to lies under a root too.
 std::optional<std::string> name_under_roots(const std::string& path, const std::vector<std::string>& roots);
+
+// Why name_under_roots refuses `path` ("outside the scene's folder and every asset folder
+// (--assets, FARM_ASSETS)", or "a symbolic link to '/x', outside ..."), or "" if it does not.
+std::string outside_roots_reason(const std::string& path, const std::vector<std::string>& roots);
 
 }  // namespace rt

@@ -164,7 +164,8 @@ std::string read_mtl(const std::string& path, const SourceLoc& named_at) {
 
 class Collector {
  public:
-  explicit Collector(const std::vector<std::string>& extra_dirs) : m_resolver(extra_dirs) {}
+  Collector(const std::vector<std::string>& extra_dirs, const std::vector<std::string>& roots)
+      : m_resolver(extra_dirs), m_roots(roots) {}
 
   void scan_obj(const std::string& obj) {
     std::error_code ec;
@@ -199,6 +200,11 @@ class Collector {
   }
 
   void add_mtl(const std::string& path, const SourceLoc& at) {
+    if (!m_roots.empty()) {
+      if (std::string why = outside_roots_reason(path, m_roots); !why.empty()) {
+        throw SceneError(at.str() + ": mtllib file '" + path + "' is " + why + "; refusing to read it");
+      }
+    }
     if (!add({path, "mtllib", at})) return;
     std::string text = read_mtl(path, at);
     std::vector<MtlTextureStatement> statements = located(path, [&] { return parse_mtl_texture_statements(text); });
@@ -219,6 +225,7 @@ class Collector {
   }
 
   Resolver m_resolver;
+  std::vector<std::string> m_roots;  // empty: no rule (the caller checks)
   std::vector<FileReference> m_out;
   std::set<std::string> m_listed;
 };
@@ -226,8 +233,9 @@ class Collector {
 }  // namespace
 
 std::vector<FileReference> obj_referenced_files(const std::string& obj_path,
-                                                const std::vector<std::string>& extra_dirs) {
-  Collector collector(extra_dirs);
+                                                const std::vector<std::string>& extra_dirs,
+                                                const std::vector<std::string>& roots) {
+  Collector collector(extra_dirs, roots);
   collector.scan_obj(fs::path(obj_path).is_absolute() ? fs::path(obj_path).lexically_normal().string()
                                                       : absolute_normal_dir(obj_path));
   return collector.take();

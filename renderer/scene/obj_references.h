@@ -39,8 +39,11 @@ struct FileReference {
 // the naming statement, for a missing MTL or texture ("a.obj:3:8: mtllib 'x.mtl' not found;
 // looked in: ..." or "sponza.mtl:12:9: texture 'foo.jpg' (map_Kd) not found; looked in: ..."),
 // an unreadable OBJ, an MTL over k_max_mtl_file_bytes or too many statements.
+// With `roots` (asset_search_dirs and the OBJ's folder), an MTL file outside them is refused
+// (SceneError at its mtllib statement) before it is opened.
 std::vector<FileReference> obj_referenced_files(const std::string& obj_path,
-                                                const std::vector<std::string>& extra_dirs = {});
+                                                const std::vector<std::string>& extra_dirs = {},
+                                                const std::vector<std::string>& roots = {});
 
 // ---------------------------------------------------------------------------------------------
 // The parsing part alone, without the file system (for the fuzzer and tests).

@@ -62,6 +62,12 @@ std::string ParseContext::resolve_asset(const TableReader& reader, const std::st
     if (!std::filesystem::path(written).is_absolute()) message += "; looked in: " + join_names(search_dirs);
     reader.fail_at(key, message);
   }
+  // One rule for every command: `farm render` can ship only files under these folders, so
+  // `farm single` does not read others either (it did, and render then refused the scene).
+  if (std::string why = outside_roots_reason(*found, search_dirs); !why.empty()) {
+    reader.fail_at(key, noun + " '" + *found + "' is " + why + ": the farm ships only files under those folders to its workers; add the "
+                                           "file's folder with --assets");
+  }
   auto& files = scene.asset_files;
   if (std::find(files.begin(), files.end(), *found) == files.end()) files.push_back(*found);
   return *found;
@@ -78,9 +84,11 @@ void ParseContext::add_mesh_references(const TableReader& reader, const std::str
       // The rule read_gltf_document applies: the mesh's folder and the search folders.
       std::vector<std::string> roots = search_dirs;
       roots.push_back(std::filesystem::path(mesh_path).parent_path().string());
-      for (const FileReference& f : obj_referenced_files(mesh_path, search_dirs)) {
-        if (!name_under_roots(f.path, roots)) {
-          throw std::runtime_error(f.role + " file '" + f.path + "' is outside the mesh's folder, the scene's folder and every asset folder (--assets, FARM_ASSETS); refusing to read it");
+      // The roots go in too: an MTL file outside them is refused before it is read (its
+      // content could otherwise surface in a parse error).
+      for (const FileReference& f : obj_referenced_files(mesh_path, search_dirs, roots)) {
+        if (std::string why = outside_roots_reason(f.path, roots); !why.empty()) {
+          throw std::runtime_error(f.role + " file '" + f.path + "' is " + why + "; refusing to read it");
         }
         referenced.push_back(f.path);
       }

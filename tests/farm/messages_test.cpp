@@ -329,6 +329,58 @@ TEST_CASE("messages: a glTF file's URIs stay inside the scene's folders, for sin
   fs::remove_all(dir);
 }
 
+TEST_CASE("messages: a symbolic link or a path out of the scene's folder is refused alike by single and render") {
+  // The rule was judged on the spelling only: a link inside the folder led anywhere (the master
+  // would ship ~/.ssh/id_rsa to its workers), a TOML mesh outside the folder rendered with single
+  // and was refused by render, and an MTL file outside was read before it was refused, so its
+  // text could surface in a parse error (second adversarial pass).
+  const fs::path dir = test_paths::temp_dir("msg_links");
+  const fs::path scene_dir = dir / "scene", outside = dir / "outside";
+  fs::create_directories(scene_dir);
+  fs::create_directories(outside);
+  std::ofstream(outside / "tri.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  std::ofstream(outside / "secret.mtl") << "SECRET-TEXT not an mtl statement\nmap_Kd SECRET-NAME.png\n";
+  fs::create_symlink(outside / "tri.obj", scene_dir / "linked.obj");
+  auto scene_with_mesh = [&](const std::string& name, const std::string& mesh) {
+    const std::string path = (scene_dir / name).string();
+    std::ofstream(path) << "[render]\nwidth = 8\nheight = 8\nspp = 1\n[camera]\nposition = [0, 0, 3]\nlook_at = [0, 0, 0]\n"
+                        << "[[material]]\nname = \"m\"\ntype = \"diffuse\"\n[[object]]\ntype = \"mesh\"\npath = \"" << mesh
+                        << "\"\nmaterial = \"m\"\n";
+    return path;
+  };
+  const std::string out = (dir / "x.png").string();
+  const std::string linked = scene_with_mesh("linked.toml", "linked.obj");
+  const std::string link_message = "mesh file '" + (scene_dir / "linked.obj").string() + "' is a symbolic link to '" +
+                                   (outside / "tri.obj").string() + "', outside the scene's folder and every asset folder";
+  const std::string far = scene_with_mesh("far.toml", (outside / "tri.obj").string());
+  const std::string far_message = "mesh file '" + (outside / "tri.obj").string() +
+                                  "' is outside the scene's folder and every asset folder (--assets, FARM_ASSETS): the "
+                                  "farm ships only files under those folders to its workers; add the file's folder with --assets";
+  for (const std::string command : {"single", "render"}) {
+    CAPTURE(command);
+    for (const auto& [scene, message] : {std::pair{linked, link_message}, std::pair{far, far_message}}) {
+      std::vector<std::string> args = {command, scene, "-o", out};
+      if (command == std::string("render")) args.insert(args.end(), {"--workers", "1"});
+      Split s = run_split(dir, args);
+      CHECK(s.code == 2);
+      CHECK_MESSAGE(contains(s.err, message), s.err);
+      CHECK_FALSE(fs::exists(out));
+    }
+  }
+  // With the outside folder given as an asset folder, both are read and rendered.
+  Split rooted = run_split(dir, {"single", far, "-o", out, "--assets", outside.string()});
+  CHECK_MESSAGE(rooted.code == 0, rooted.err);
+  // An OBJ in the folder whose mtllib leads out: refused before the MTL file is opened.
+  std::ofstream(scene_dir / "mesh.obj") << "mtllib ../outside/secret.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  Split mtl = run_split(dir, {"single", scene_with_mesh("mtl.toml", "mesh.obj"), "-o", out});
+  CHECK(mtl.code == 2);
+  CHECK_MESSAGE(contains(mtl.err, "mtllib file '" + (outside / "secret.mtl").string() +
+                                      "' is outside the scene's folder and every asset folder"),
+                mtl.err);
+  CHECK_FALSE(contains(mtl.err, "SECRET"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("messages: a FIFO is refused without blocking, wherever a file is read") {
   const fs::path dir = test_paths::temp_dir("msg_fifo");
   const std::string fifo = (dir / "fifo.toml").string();

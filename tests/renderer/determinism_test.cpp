@@ -207,7 +207,9 @@ intensity = 300
 type = "mesh"
 path = ")" + test_paths::shared_scenes() + R"(/sponza-dabrovic/sponza.obj"
 )";
+    ::setenv("FARM_ASSETS", test_paths::shared_scenes().c_str(), 1);  // the mesh's folder, as --assets
     auto scene = test_render::scene_from(text);
+    ::unsetenv("FARM_ASSETS");
     std::vector<float> whole = test_render::render_full(*scene);
     const std::pair<int, int> sizes[] = {{7, 13}, {1, 47}, {5, 5}, {33, 2}};
     unsigned seed = 11;

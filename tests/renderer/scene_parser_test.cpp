@@ -345,9 +345,14 @@ path = "mesh.ply"
   CHECK(s.objects[0].path == (dir / "lib2" / "mesh.ply").string());
   CHECK(s.asset_files == std::vector<std::string>{s.environment.image_path, s.textures[0].path, s.objects[0].path});
 
-  // Absolute paths are used as they are.
+  // Absolute paths are used as they are inside an asset folder, and refused outside them all
+  // (`farm render` could not ship them; `single` reads what render ships).
   std::string abs_text = "[environment]\nimage = \"" + (dir / "lib2" / "tex.png").string() + "\"\n";
-  CHECK(rt::parse_scene_string(abs_text, "x.toml").environment.image_path == (dir / "lib2" / "tex.png").string());
+  rt::AssetSearch lib2;
+  lib2.dirs = {(dir / "lib2").string()};
+  CHECK(rt::parse_scene_string(abs_text, "x.toml", lib2).environment.image_path == (dir / "lib2" / "tex.png").string());
+  CHECK_THROWS_WITH_AS(rt::parse_scene_string(abs_text, "x.toml"),
+                       doctest::Contains("is outside the scene's folder and every asset folder"), rt::SceneError);
   fs::remove_all(dir);
 }
 

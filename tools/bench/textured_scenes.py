@@ -22,7 +22,8 @@ def untextured_toml(mesh, camera, extra):
 
 
 def run(farm, scene, extra_args):
-    out = subprocess.run([farm, "single", scene, "-o", os.devnull + ".exr", "--threads", "2"] + extra_args,
+    # The meshes lie in ../shared/scenes, outside the generated scene's folder: an asset folder.
+    out = subprocess.run([farm, "single", scene, "-o", os.devnull + ".exr", "--threads", "2", "--assets", SHARED] + extra_args,
                          capture_output=True, text=True)
     text = out.stdout + out.stderr
     if out.returncode != 0:

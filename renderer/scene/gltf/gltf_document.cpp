@@ -185,9 +185,9 @@ std::string percent_decode(const std::string& s) {
 }  // namespace
 
 std::string outside_roots_message(const std::string& uri, const std::string& path, const std::vector<std::string>& roots) {
-  if (roots.empty() || name_under_roots(path, roots)) return {};
-  return "URI '" + uri + "' leads to '" + path +
-         "', outside the scene's folder and every asset folder (--assets, FARM_ASSETS); refusing to read it";
+  if (roots.empty()) return {};
+  const std::string why = outside_roots_reason(path, roots);
+  return why.empty() ? why : "URI '" + uri + "' leads to '" + path + "', " + why + "; refusing to read it";
 }
 
 GltfDocument::GltfDocument() = default;
