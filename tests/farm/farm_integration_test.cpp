@@ -210,8 +210,9 @@ TEST_CASE("farm: a scene the workers cannot load ends the local render with an e
   }
   std::string out = f.path("bad.png");
   Child render({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2", "--threads", "1"}, out + ".log");
-  CHECK(render.wait(60) == 1);
+  CHECK(render.wait(60) == 2);  // the scene's fault, as for single (the master now ends the job at once)
   CHECK(render.log().find("cannot load the job's scene") != std::string::npos);
+  CHECK_MESSAGE(render.log().find("error: the scene cannot be loaded (reported by worker") != std::string::npos, render.log());
   CHECK_FALSE(fs::exists(out));
   // farm single reports the same scene as bad input.
   CHECK(test_process::run({k_farm, "single", f.path("bad.toml"), "-o", out}, out + ".single.log") == 2);
