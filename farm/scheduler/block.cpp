@@ -12,10 +12,13 @@ std::vector<Block> tile_frame(int frame, int image_width, int image_height, int 
   return blocks;
 }
 
-std::vector<Block> split_block(const Block& b, int max_size) {
+std::vector<Block> split_block(const Block& b, int max_size, int grid) {
   if (b.size() <= max_size) return {b};
-  const bool split_x = b.width > max_size, split_y = b.height > max_size;
-  const int w0 = split_x ? (b.width + 1) / 2 : b.width, h0 = split_y ? (b.height + 1) / 2 : b.height;
+  auto half = [grid](int side) { return ((side + 1) / 2 + grid - 1) / grid * grid; };  // on the grid
+  const bool split_x = b.width > max_size && half(b.width) < b.width;
+  const bool split_y = b.height > max_size && half(b.height) < b.height;
+  if (!split_x && !split_y) return {b};
+  const int w0 = split_x ? half(b.width) : b.width, h0 = split_y ? half(b.height) : b.height;
   std::vector<Block> out;
   for (int j = 0; j < (split_y ? 2 : 1); ++j) {
     for (int i = 0; i < (split_x ? 2 : 1); ++i) {

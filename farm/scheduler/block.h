@@ -21,8 +21,9 @@ struct Block {
 std::vector<Block> tile_frame(int frame, int image_width, int image_height, int block_size);
 
 // Quadtree split: halves every side longer than `max_size` (the first half gets the extra
-// pixel). Returns 2 or 4 pieces in row-major order, or just `b` if it already fits.
-std::vector<Block> split_block(const Block& b, int max_size);
+// pixel, or is rounded up to a multiple of `grid`). Returns 2 or 4 pieces in row-major order,
+// or just `b` if it already fits or cannot be split on the grid.
+std::vector<Block> split_block(const Block& b, int max_size, int grid = 1);
 
 // `a` minus `b`: up to four rectangles covering exactly the pixels of `a` not in `b`
 // (the band above, the band below, then left and right of `b`). `a` itself if they do not

@@ -25,7 +25,10 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
   if (!(m_config.base_wait > 0) || !(m_config.heartbeat_interval > 0) || m_config.liveness < 1) {
     throw std::invalid_argument("scheduler: waiting time, heartbeat interval and liveness must be positive");
   }
-  m_config.min_block = std::min(m_config.min_block, m_config.block_size);
+  if (m_config.grid < 1 || m_config.grid > 4096) throw std::invalid_argument("scheduler: grid must be 1 to 4096");
+  auto on_grid = [g = m_config.grid](int side) { return (side + g - 1) / g * g; };
+  m_config.block_size = on_grid(m_config.block_size);
+  m_config.min_block = on_grid(std::min(m_config.min_block, m_config.block_size));
   for (int frame : m_config.frames) {
     std::vector<Block> tiles = tile_frame(frame, m_config.width, m_config.height, m_config.block_size);
     for (const Block& b : tiles) {
@@ -251,7 +254,9 @@ std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   // siblings go back to the front, in order, so the image stays covered exactly once and
   // neighbouring pieces are handed out next.
   while (block.size() > size || (work > max_work && block.size() > m_config.min_block)) {
-    std::vector<Block> pieces = split_block(block, block.size() > size ? size : std::max(m_config.min_block, block.size() - 1));
+    std::vector<Block> pieces =
+        split_block(block, block.size() > size ? size : std::max(m_config.min_block, block.size() - 1), m_config.grid);
+    if (pieces.size() == 1) break;  // as small as the grid allows
     if (m_policy->costliest_first()) order_costliest_first(pieces);
     for (auto it = pieces.rbegin(); it + 1 != pieces.rend(); ++it) m_pool.push_front(*it);
     block = pieces.front();

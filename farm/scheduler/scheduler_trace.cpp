@@ -61,6 +61,7 @@ std::string config_text(const SchedulerConfig& c) {
     << ' ' << c.max_copies << ' ' << static_cast<int>(c.policy) << ' ' << num(c.heartbeat_interval) << ' '
     << c.liveness << ' ' << num(c.result_bytes_per_pixel) << ' ' << c.frames.size();
   for (int f : c.frames) o << ' ' << f;
+  if (c.grid != 1) o << " grid " << c.grid;
   // The costs themselves are not recorded: such a trace cannot be replayed (see replay_trace).
   if (c.block_cost) o << " block-cost";
   return o.str();
@@ -76,7 +77,16 @@ bool parse_config(std::istringstream& in, SchedulerConfig& c) {
   c.policy = static_cast<PolicyKind>(policy);
   c.frames.resize(frames);
   for (int& f : c.frames) in >> f;
-  return static_cast<bool>(in);
+  if (!in) return false;
+  const auto before = in.tellg();
+  std::string word;
+  if (in >> word && word == "grid") {
+    in >> c.grid;
+    return static_cast<bool>(in) && c.grid >= 1 && c.grid <= 4096;
+  }
+  in.clear();
+  in.seekg(before);
+  return true;
 }
 
 }  // namespace

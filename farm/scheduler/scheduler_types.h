@@ -28,6 +28,10 @@ struct SchedulerConfig {
   std::vector<int> frames{1};
   int block_size = 32;       // S0: side of the initial tiling
   int min_block = 4;         // halving never goes below this
+  // Block origins and sides are multiples of this, except where the image ends: a renderer
+  // whose regions are exact only on its own grid (POV-Ray: 4) sets it. block_size and
+  // min_block are rounded up to it.
+  int grid = 1;
   Seconds base_wait = 4.0;   // waiting time before the network terms are added
   int max_copies = 2;        // holders of one block at once, the first included
   PolicyKind policy = PolicyKind::seed;
