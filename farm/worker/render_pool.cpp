@@ -1,11 +1,13 @@
 #include "worker/render_pool.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 
 namespace farm {
 
-RenderPool::RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render, int hang_after)
-    : m_scene(scene), m_done(std::move(done)), m_null_render(null_render), m_hang_after(hang_after) {
+RenderPool::RenderPool(BlockRenderer& renderer, int threads, Done done, bool null_render, int hang_after)
+    : m_renderer(renderer), m_done(std::move(done)), m_null_render(null_render), m_hang_after(hang_after) {
   for (int i = 0; i < threads; ++i) m_threads.emplace_back([this] { loop(); });
 }
 
@@ -71,13 +73,12 @@ void RenderPool::loop() {
     } else if (!cancelled) {
       try {
         out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
-        rt::RayCounts rays;
         double t0 = now();
-        rt::render_rect(m_scene, task.rect.frame, {task.rect.x, task.rect.y, task.rect.width, task.rect.height},
-                        out.rgba.data(), &rays);
+        out.rays = m_renderer.render(task.rect, out.rgba.data());
         out.render_seconds = now() - t0;
-        out.rays = rays.total();
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        spdlog::warn("block {}x{} at {},{} of frame {} failed: {}", task.rect.width, task.rect.height, task.rect.x,
+                     task.rect.y, task.rect.frame, e.what());
         cancelled = true;  // never send a partial block; the master re-issues it after the wait
       }
     }

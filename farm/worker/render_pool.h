@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "render/render.h"
+#include "backend/block_renderer.h"
 #include "scheduler/block.h"
 
 namespace farm {
@@ -38,7 +38,7 @@ class RenderPool {
   // `null_render`: return black pixels at once (benchmarks of the farm's own overhead).
   // `hang_after` >= 0 (tests only): the block started after that many hangs its thread until
   // it is cancelled or the pool stops, as a render stuck in a driver or a deadlock would.
-  RenderPool(const rt::Scene& scene, int threads, Done done, bool null_render = false, int hang_after = -1);
+  RenderPool(BlockRenderer& renderer, int threads, Done done, bool null_render = false, int hang_after = -1);
   ~RenderPool();
   RenderPool(const RenderPool&) = delete;
   RenderPool& operator=(const RenderPool&) = delete;
@@ -51,7 +51,7 @@ class RenderPool {
   void loop();
   double now() const;
 
-  const rt::Scene& m_scene;
+  BlockRenderer& m_renderer;
   Done m_done;
   bool m_null_render = false;
   int m_hang_after = -1;

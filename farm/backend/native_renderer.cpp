@@ -1,0 +1,13 @@
+#include "backend/native_renderer.h"
+
+#include "render/render.h"
+
+namespace farm {
+
+uint64_t NativeRenderer::render(const Block& b, float* rgba) {
+  rt::RayCounts rays;
+  rt::render_rect(m_scene, b.frame, {b.x, b.y, b.width, b.height}, rgba, &rays);
+  return rays.total();
+}
+
+}  // namespace farm

@@ -1,0 +1,18 @@
+// The farm's own renderer behind the seam: a loaded rt::Scene, rendered block by block.
+#pragma once
+
+#include "backend/block_renderer.h"
+#include "scene/scene.h"
+
+namespace farm {
+
+class NativeRenderer : public BlockRenderer {
+ public:
+  explicit NativeRenderer(const rt::Scene& scene) : m_scene(scene) {}
+  uint64_t render(const Block& block, float* rgba) override;
+
+ private:
+  const rt::Scene& m_scene;
+};
+
+}  // namespace farm
