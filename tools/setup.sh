@@ -24,6 +24,7 @@ packages=(
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)
   openssh-server openssh-client iproute2  # ssh cluster tests: real sshd hosts (tools/cluster/ssh_hosts.py)
   slurmctld slurmd slurm-client munge     # Slurm tests: a single-node cluster (tools/cluster/slurm_node.py)
+  povray povray-includes povray-examples  # the POV-Ray backend (.pov scenes) and the paper's chess2.pov
 )
 
 missing=()

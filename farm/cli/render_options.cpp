@@ -16,6 +16,8 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
   cmd.add_option("--seed", o.seed, "Override the random seed")
       ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
+  cmd.add_option("--renderer-options", o.renderer_options,
+                 "For a POV-Ray scene (.pov): its switches, e.g. '+A0.3 +R3' (anti-aliasing, quality, Declare=...)");
   cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
   cmd.add_option("--texture-cache", o.texture_cache_mb,
                  "Memory for decoded textures in MiB, shared by all threads: images are held whole while they fit, the rest in a tile cache (default 1024)")

@@ -13,6 +13,8 @@
 #include <iostream>
 #include <optional>
 
+#include "backend/povray_renderer.h"
+#include "backend/scene_kind.h"
 #include "base/file_checks.h"
 #include "base/file_write.h"
 #include "cli/exit_codes.h"
@@ -81,6 +83,66 @@ void check_outputs_writable(const SingleOptions& o, const std::vector<int>& fram
   if (!o.cost_map_path.empty()) require(probe_writable(o.cost_map_path, "cost map"));
 }
 
+// A .pov scene: POV-Ray itself renders the whole frame (+WT threads), as `povray` run by hand
+// with the same size and options would; this is the image the farm's blocks must equal.
+int run_single_povray(const SingleOptions& o, const rt::SceneDesc& desc, Clock::time_point t_start, Clock::time_point t_parsed) {
+  const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
+  RunReport report;
+  report.command = "single";
+  PovraySettings p;
+  std::vector<float> framebuffer;
+  try {
+    if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray scenes yet");
+    p.scene_path = o.render.scene_path;
+    p.width = desc.settings.width;
+    p.height = desc.settings.height;
+    p.options = povray_options(o.render.renderer_options);
+    p.threads = threads;
+    report.integrator = povray_version();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
+  const auto t0 = Clock::now();
+  try {
+    framebuffer.resize(static_cast<size_t>(p.width) * p.height * 4);
+    povray_render(p, 0, 0, p.width, p.height, framebuffer.data());
+  } catch (const rt::SceneError& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  } catch (const std::exception& e) {
+    spdlog::error("{}: {}", o.render.scene_path, e.what());
+    return k_exit_failure;
+  }
+  report.render_seconds = seconds(t0, Clock::now());
+  try {
+    rt::write_image(o.render.output_path, p.width, p.height, framebuffer.data());
+    spdlog::info("wrote {}", o.render.output_path);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_failure;
+  }
+  report.scene = o.render.scene_path;
+  report.output = o.render.output_path;
+  report.width = p.width;
+  report.height = p.height;
+  report.spp = 1;
+  report.frames = 1;
+  report.threads = threads;
+  report.pixels = static_cast<uint64_t>(p.width) * p.height;
+  report.parse_seconds = seconds(t_start, t_parsed);
+  report.total_seconds = seconds(t_start, Clock::now());
+  report.peak_rss_bytes = peak_rss_bytes();
+  print_report(std::cout, report);
+  if (!o.stats_path.empty()) {
+    if (Status st = write_file_replacing(o.stats_path, report_json(report), "statistics file"); !st.ok()) {
+      spdlog::error("{}", st.message());
+      return k_exit_failure;
+    }
+  }
+  return k_exit_ok;
+}
+
 }  // namespace
 
 void add_single_command(CLI::App& app, SingleOptions& o) {
@@ -113,6 +175,7 @@ int run_single(const SingleOptions& o) {
     return k_exit_bad_input;
   }
   const auto t_parsed = Clock::now();
+  if (scene_kind(o.render.scene_path) == SceneKind::povray) return run_single_povray(o, desc, t_start, t_parsed);
 
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);

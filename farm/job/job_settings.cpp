@@ -1,5 +1,8 @@
 #include "job/job_settings.h"
 
+#include "backend/povray_renderer.h"
+#include "backend/scene_kind.h"
+
 namespace farm {
 
 proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional<std::string>& camera) {
@@ -11,6 +14,16 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
   j.seed = s.seed;
   j.integrator = s.integrator;
   j.camera = camera;
+  return j;
+}
+
+proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera,
+                                const std::string& scene_path, const std::string& renderer_options) {
+  proto::JobSettings j = job_settings(settings, camera);
+  if (scene_kind(scene_path) == SceneKind::povray) {
+    j.renderer = povray_version();
+    j.renderer_options = povray_options(renderer_options);
+  }
   return j;
 }
 
@@ -32,6 +45,12 @@ std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
                                     "seed=" + std::to_string(j.seed),
                                     std::string("integrator=") + rt::integrator_name(j.integrator)};
   if (j.camera) lines.push_back("camera=" + *j.camera);
+  if (j.renderer) lines.push_back("renderer=" + *j.renderer);
+  if (!j.renderer_options.empty()) {
+    std::string joined;
+    for (const std::string& o : j.renderer_options) joined += (joined.empty() ? "" : " ") + o;
+    lines.push_back("renderer_options=" + joined);
+  }
   return lines;
 }
 

@@ -14,6 +14,11 @@ namespace farm {
 
 proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera);
 
+// The same for the scene at `scene_path`: a scene of another renderer adds that renderer's
+// version (this machine's) and the checked options. Throws if the renderer is missing.
+proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera,
+                                const std::string& scene_path, const std::string& renderer_options);
+
 // Makes `desc` render exactly the master's job. Throws rt::SceneError if the camera is unknown.
 void apply_job_settings(rt::SceneDesc& desc, const proto::JobSettings& settings);
 

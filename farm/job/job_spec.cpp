@@ -8,7 +8,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend/povray_renderer.h"
+#include "backend/povray_scene.h"
+#include "backend/scene_kind.h"
+#include "base/file_checks.h"
 #include "image/image_io.h"
+#include "scene/asset_search.h"
 
 namespace farm {
 
@@ -20,7 +25,40 @@ static void fit_aspect(const RenderOptions& o, const rt::SceneDesc& desc, rt::Re
   if (o.height && !o.width) s.width = clamp_side(*o.height * desc.camera_aspect);
 }
 
+namespace {
+
+// A .pov scene as the rest of the farm sees one: a size, one frame, the files to ship.
+rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
+  if (o.spp || o.max_depth || o.integrator || o.camera || o.seed) {
+    throw std::invalid_argument("--spp, --max-depth, --integrator, --camera and --seed are the farm's own renderer's: a "
+                                "POV-Ray scene takes its options with --renderer-options (e.g. '+A0.3 +R3')");
+  }
+  povray_options(o.renderer_options);  // refused before any work, naming the switch
+  rt::AssetSearch search;
+  search.dirs = o.asset_dirs;
+  rt::SceneDesc desc;
+  desc.path = o.scene_path;
+  desc.settings.width = o.width.value_or(k_povray_default_width);
+  desc.settings.height = o.height.value_or(k_povray_default_height);
+  desc.settings.spp = 1;
+  desc.settings.frames = 1;
+  desc.asset_files = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
+  return desc;
+}
+
+}  // namespace
+
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
+  if (scene_kind(o.scene_path) == SceneKind::povray) {
+    if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
+    rt::SceneDesc desc = povray_scene_desc(o);
+    if (o.frame && *o.frame > 1) throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has 1 frame(s)");
+    return desc;
+  }
+  if (!o.renderer_options.empty()) {
+    throw std::invalid_argument("--renderer-options is for scenes of another renderer (.pov); '" + o.scene_path +
+                                "' is the farm's own");
+  }
   rt::AssetSearch search;
   search.dirs = o.asset_dirs;
   rt::SceneDesc desc = rt::parse_scene_file(o.scene_path, search);

@@ -20,9 +20,11 @@ struct RenderOptions {
   std::optional<std::string> camera;  // a scene camera's name or index (glTF)
   int texture_cache_mb = 1024;        // decoded texels held in memory at once (this process)
   std::optional<uint64_t> seed;
+  std::string renderer_options;  // for a scene of another renderer: its options (POV-Ray switches)
 };
 
-// Parses the scene (cheap: no meshes) and applies the overrides; with only one of --width
+// Parses the scene (cheap: no meshes) and applies the overrides (a .pov scene: its size from the
+// options or POV-Ray's default, one frame, and the files it names as asset_files); with only one of --width
 // and --height, the other follows the camera's aspect ratio when the scene gives one. Throws rt::SceneError for
 // scene problems and std::invalid_argument for overrides out of range.
 rt::SceneDesc load_scene_desc(const RenderOptions& options);

@@ -51,10 +51,13 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto scene = b.CreateString(x.scene_name);
             const JobSettings& s = x.settings;
             auto camera = s.camera ? b.CreateString(*s.camera) : Offset<flatbuffers::String>();
+            auto renderer = s.renderer ? b.CreateString(*s.renderer) : Offset<flatbuffers::String>();
+            auto options = s.renderer_options.empty() ? Offset<flatbuffers::Vector<Offset<flatbuffers::String>>>()
+                                                      : b.CreateVectorOfStrings(s.renderer_options);
             auto settings = w::CreateRenderSettings(b, s.width, s.height, s.spp, s.max_depth, s.seed,
                                                     s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
                                                                                                 : w::Integrator::Path,
-                                                    camera);
+                                                    camera, renderer, options);
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -156,6 +159,11 @@ class Reader {
     s.seed = x->seed();
     s.integrator = enumeration<rt::IntegratorKind>(static_cast<uint8_t>(x->integrator()), 1, "integrator");
     if (x->camera()) s.camera = str(x->camera(), "camera", true);
+    if (x->renderer()) s.renderer = str(x->renderer(), "renderer", true);
+    if (const auto* options = x->renderer_options()) {
+      if (options->size() > 64) throw Malformed{"more than 64 renderer options"};
+      for (const flatbuffers::String* o : *options) s.renderer_options.push_back(str(o, "renderer option", true));
+    }
     return s;
   }
 

@@ -43,9 +43,14 @@ struct JobSettings {
   uint64_t seed = 0;
   rt::IntegratorKind integrator = rt::IntegratorKind::path;
   std::optional<std::string> camera;  // a scene camera's name or index; none = the scene's default
+  // The renderer of a scene that is not ours (backend/scene_kind.h): its version, which every
+  // worker's must equal (another version renders other pixels), and the job's options for it.
+  std::optional<std::string> renderer;
+  std::vector<std::string> renderer_options;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
-           integrator == o.integrator && camera == o.camera;
+           integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
+           renderer_options == o.renderer_options;
   }
 };
 

@@ -27,6 +27,9 @@
 #include "security/handshake_watch.h"
 #include "security/launch_secrets.h"
 #include "security/socket_security.h"
+#include "backend/native_renderer.h"
+#include "backend/povray_renderer.h"
+#include "backend/scene_kind.h"
 #include "worker/render_pool.h"
 
 namespace farm {
@@ -34,6 +37,13 @@ namespace farm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A job ready to render: the renderer behind the seam, and the image it renders.
+struct LoadedJob {
+  std::unique_ptr<rt::Scene> scene;  // ours; none for another renderer's scene
+  std::unique_ptr<BlockRenderer> renderer;
+  int width = 0, height = 0, frames = 1;
+};
 
 class Worker {
  public:
@@ -79,14 +89,14 @@ class Worker {
   uint64_t m_ping_sequence = 0;
   proto::Welcome m_job;
   std::set<std::string> m_missing;
-  std::future<std::unique_ptr<rt::Scene>> m_loading;
+  std::future<std::unique_ptr<LoadedJob>> m_loading;
   // Loads abandoned by a reset: their futures would block in their destructors, so they are
   // kept here until the worker exits instead of stalling the I/O thread.
-  std::vector<std::future<std::unique_ptr<rt::Scene>>> m_abandoned;
+  std::vector<std::future<std::unique_ptr<LoadedJob>>> m_abandoned;
   uint64_t m_failed_job = 0;   // a job whose scene we could not load: do not rejoin it
   uint64_t m_load_generation = 0;
   std::vector<std::string> m_job_dirs;  // removed when the worker exits
-  std::unique_ptr<rt::Scene> m_scene;
+  std::unique_ptr<LoadedJob> m_loaded;
   std::unique_ptr<RenderPool> m_pool;
   std::mutex m_done_mutex;
   std::deque<RenderOutput> m_done;
@@ -154,7 +164,7 @@ void Worker::hello() {
 void Worker::reset_job() {
   if (m_loading.valid()) m_abandoned.push_back(std::move(m_loading));
   m_pool.reset();
-  m_scene.reset();
+  m_loaded.reset();
   {
     std::lock_guard<std::mutex> lock(m_done_mutex);
     m_done.clear();
@@ -203,18 +213,49 @@ void Worker::start_loading() {
   m_job_dirs.push_back(dir);
   std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
   const proto::JobSettings settings = m_job.settings;
+  if (scene_kind(scene_path) == SceneKind::povray) {
+    // Another POV-Ray version may render other pixels: this worker sits the job out.
+    std::string mine;
+    try {
+      mine = povray_version();
+    } catch (const std::exception& e) {
+      fail_job(std::string("this worker cannot render POV-Ray scenes: ") + e.what(), proto::ErrorCode::internal);
+      return;
+    }
+    if (settings.renderer != mine) {
+      fail_job("this worker's POV-Ray is '" + mine + "', the job's is '" + settings.renderer.value_or("none") +
+                   "' (another version may render other pixels)",
+               proto::ErrorCode::internal);
+      return;
+    }
+  }
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
   m_loading = std::async(std::launch::async, [scene_path, settings, this] {
-    rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
-    rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
-    apply_job_settings(desc, settings);
-    rt::LoadOptions load;
-    load.embree_threads = m_threads;
-    auto scene = rt::load_scene(desc, load);
-    for (const std::string& notice : scene->notices) spdlog::warn("{}: {}", scene_path, notice);
+    auto loaded = std::make_unique<LoadedJob>();
+    loaded->width = settings.width;
+    loaded->height = settings.height;
+    if (scene_kind(scene_path) == SceneKind::povray) {
+      PovraySettings p;
+      p.scene_path = scene_path;
+      p.width = settings.width;
+      p.height = settings.height;
+      p.options = settings.renderer_options;
+      p.threads = 1;  // one process per render thread, each with a block
+      loaded->renderer = std::make_unique<PovrayRenderer>(p);
+    } else {
+      rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
+      rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
+      apply_job_settings(desc, settings);
+      rt::LoadOptions load;
+      load.embree_threads = m_threads;
+      loaded->scene = rt::load_scene(desc, load);
+      for (const std::string& notice : loaded->scene->notices) spdlog::warn("{}: {}", scene_path, notice);
+      loaded->frames = loaded->scene->desc.settings.frames;
+      loaded->renderer = std::make_unique<NativeRenderer>(*loaded->scene);
+    }
     uint64_t one = 1;
     (void)::write(m_event_fd, &one, sizeof one);
-    return scene;
+    return loaded;
   });
 }
 
@@ -236,7 +277,7 @@ void Worker::fail_job(const std::string& why, proto::ErrorCode code) {
 
 void Worker::finish_loading() {
   try {
-    m_scene = m_loading.get();
+    m_loaded = m_loading.get();
   } catch (const rt::SceneError& e) {
     fail_job(e.what(), proto::ErrorCode::scene_failed);
     return;
@@ -244,7 +285,7 @@ void Worker::finish_loading() {
     fail_job(e.what(), proto::ErrorCode::internal);
     return;
   }
-  m_pool = std::make_unique<RenderPool>(*m_scene, m_threads, [this](RenderOutput&& out) {
+  m_pool = std::make_unique<RenderPool>(*m_loaded->renderer, m_threads, [this](RenderOutput&& out) {
     {
       std::lock_guard<std::mutex> lock(m_done_mutex);
       m_done.push_back(std::move(out));
@@ -318,7 +359,7 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
     }
   } else if (const auto* assign = std::get_if<proto::Assign>(&message)) {
     if (m_state == State::working && assign->job_id == m_job.job_id) {
-      const rt::RenderSettings& s = m_scene->desc.settings;
+      const LoadedJob& s = *m_loaded;
       const Block& b = assign->rect;
       if (b.x + b.width > s.width || b.y + b.height > s.height || b.frame > s.frames) {
         spdlog::warn("ignored an assignment outside the job's image");

@@ -20,7 +20,7 @@ std::vector<Message> samples() {
   welcome.job_id = 42;
   welcome.scene_name = "chess2.toml";
   welcome.assets = {{"h1", "chess2.toml", 1234}, {"h2", "meshes/pawn.ply", 99999}};
-  welcome.settings = {800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top"};
+  welcome.settings = {800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}};
   welcome.heartbeat_ms = 500;
   welcome.liveness = 4;
   welcome.pixel_encoding = PixelEncoding::srgb8;
@@ -79,7 +79,7 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK(w.assets.size() == 2);
   CHECK(w.assets[1].name == "meshes/pawn.ply");
   CHECK(w.pixel_encoding == PixelEncoding::srgb8);
-  CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top"});
+  CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}});
   CHECK(k_protocol_version == 2);  // render settings typed since 2; a peer of 1 is refused at Hello
 }
 
@@ -151,13 +151,13 @@ TEST_CASE("protocol: semantic limits are enforced") {
   // Render settings a worker could not render are refused at the Welcome, naming the field.
   Welcome w;
   w.scene_name = "s.toml";
-  w.settings = {800, 600, 0, 6, 1, rt::IntegratorKind::path, std::nullopt};
+  w.settings = {800, 600, 0, 6, 1, rt::IntegratorKind::path, std::nullopt, std::nullopt, {}};
   auto no_spp = encode(w);
   CHECK(decode(no_spp.data(), no_spp.size()).error.find("spp") != std::string::npos);
-  w.settings = {20000, 600, 4, 6, 1, rt::IntegratorKind::path, std::nullopt};
+  w.settings = {20000, 600, 4, 6, 1, rt::IntegratorKind::path, std::nullopt, std::nullopt, {}};
   auto too_wide = encode(w);
   CHECK(decode(too_wide.data(), too_wide.size()).error.find("image size") != std::string::npos);
-  w.settings = {800, 600, 4, 6, 1, rt::IntegratorKind::path, std::nullopt};
+  w.settings = {800, 600, 4, 6, 1, rt::IntegratorKind::path, std::nullopt, std::nullopt, {}};
   auto fine = encode(w);
   CHECK(decode(fine.data(), fine.size()).message);
   limits = {};

@@ -1,0 +1,237 @@
+#include "backend/povray_renderer.h"
+
+#include <OpenImageIO/imageio.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "image/image_io.h"
+#include "scene/scene_desc.h"
+
+extern char** environ;
+
+namespace farm {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs argv in `dir` with stdout and stderr into `log`; returns the exit status (-1: could not
+// start, 128 + N: killed by signal N).
+int run_in(const std::vector<std::string>& args, const std::string& dir, const std::string& log) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// POV-Ray's complaint: from the first "Parse Error" (or "Error") line to the "Fatal" line.
+std::string povray_complaint(const std::string& log, bool& parse_error) {
+  std::istringstream in(log);
+  std::string out;
+  bool in_error = false;
+  parse_error = false;
+  for (std::string line; std::getline(in, line);) {
+    // "Possible Parse Error" is a warning (a missing assumed_gamma): the render goes on.
+    const bool possible = line.find("Possible Parse Error") != std::string::npos;
+    if (!possible && line.find("Parse Error") != std::string::npos) parse_error = true;
+    if (!in_error && !possible && (line.find("Error") != std::string::npos || line.find("error") != std::string::npos)) {
+      in_error = true;
+    }
+    if (!in_error) continue;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos) continue;
+    out += (out.empty() ? "" : " ") + line.substr(start);
+    if (line.find("Fatal") != std::string::npos || out.size() > 600) break;
+  }
+  return out;
+}
+
+std::atomic<uint64_t> g_run_counter{0};
+
+// Switches the user may give: the look of the image, not its size, region, files or threads.
+struct Allowed {
+  const char* name;
+  const char* what;
+};
+constexpr Allowed k_allowed[] = {{"BS", "block size: the farm's grid too"}, {"AM", "anti-aliasing method"}, {"AG", "anti-aliasing gamma"},
+                                 {"A", "anti-aliasing (threshold)"}, {"R", "anti-aliasing depth"},
+                                 {"J", "jitter"}, {"Q", "quality"}, {"MV", "language version"}};
+
+}  // namespace
+
+std::string povray_version() {
+  static std::once_flag once;
+  static std::string version, problem;
+  std::call_once(once, [] {
+    const std::string log = (fs::temp_directory_path() / (".farm-povray-version-" + std::to_string(::getpid()))).string();
+    const int rc = run_in({"povray", "--version"}, ".", log);
+    const std::string text = read_text(log);
+    ::unlink(log.c_str());
+    if (rc == -1 || rc == 127) {
+      problem = "POV-Ray is not installed here (no 'povray' on PATH): install Debian's povray package";
+      return;
+    }
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("POV-Ray ", 0) == 0) {
+        version = line;
+        break;
+      }
+    }
+    if (version.empty()) problem = "'povray --version' printed no version (exit " + std::to_string(rc) + ")";
+  });
+  if (!problem.empty()) throw std::runtime_error(problem);
+  return version;
+}
+
+std::vector<std::string> povray_options(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (w.rfind("Declare=", 0) == 0 && w.find('=', 8) != std::string::npos) {
+      out.push_back(w);
+      continue;
+    }
+    bool ok = false;
+    if (w.size() >= 2 && (w[0] == '+' || w[0] == '-')) {
+      std::string upper = w.substr(1);
+      std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+      for (const Allowed& a : k_allowed) {
+        const std::string name = a.name;
+        if (upper.rfind(name, 0) != 0) continue;
+        const std::string rest = upper.substr(name.size());
+        ok = rest.empty() || std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+        if (name == "BS") ok = !rest.empty() && rest.size() <= 4 && rest.find('.') == std::string::npos && std::stoi(rest) >= 4;
+        break;
+      }
+    }
+    if (!ok) {
+      std::string allowed;
+      for (const Allowed& a : k_allowed) allowed += std::string(allowed.empty() ? "" : ", ") + "+" + a.name + " (" + a.what + ")";
+      throw std::invalid_argument("POV-Ray option '" + w + "' is not one the farm passes on (the farm sets size, region, "
+                                  "output, display and threads itself); allowed: " + allowed + ", Declare=NAME=VALUE");
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+int povray_grid(const std::vector<std::string>& options) {
+  int grid = k_povray_grid;
+  for (const std::string& o : options) {
+    if (o.size() > 3 && (o[0] == '+' || o[0] == '-') && std::toupper(static_cast<unsigned char>(o[1])) == 'B' &&
+        std::toupper(static_cast<unsigned char>(o[2])) == 'S') {
+      grid = std::stoi(o.substr(3));
+    }
+  }
+  return grid;
+}
+
+void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba) {
+  const fs::path scene(s.scene_path);
+  const std::string dir = scene.parent_path().empty() ? "." : scene.parent_path().string();
+  // Beside the scene: POV-Ray's I/O restrictions (Debian's povray.conf) let it write there.
+  const std::string stem = ".farm-povray-" + std::to_string(::getpid()) + "-" + std::to_string(g_run_counter++);
+  const std::string image = (fs::path(dir) / (stem + ".png")).string(), log = (fs::path(dir) / (stem + ".log")).string();
+  struct Remove {
+    std::string a, b;
+    ~Remove() {
+      ::unlink(a.c_str());
+      ::unlink(b.c_str());
+    }
+  } remove{image, log};
+  std::vector<std::string> args = {"povray",
+                                   "+I" + scene.filename().string(),
+                                   "+O" + stem + ".png",
+                                   "+FN8",
+                                   "+W" + std::to_string(s.width),
+                                   "+H" + std::to_string(s.height),
+                                   "+BS" + std::to_string(povray_grid(s.options)),
+                                   "+WT" + std::to_string(std::max(1, s.threads)),
+                                   "-D",
+                                   "-V",
+                                   "-P"};
+  const bool whole = x == 0 && y == 0 && width == s.width && height == s.height;
+  if (!whole) {
+    args.insert(args.end(), {"+SR" + std::to_string(y + 1), "+ER" + std::to_string(y + height),
+                             "+SC" + std::to_string(x + 1), "+EC" + std::to_string(x + width)});
+  }
+  args.insert(args.end(), s.options.begin(), s.options.end());
+  const int rc = run_in(args, dir, log);
+  if (rc == -1 || rc == 127) povray_version();  // throws the "install povray" message
+  auto in = rc == 0 ? OIIO::ImageInput::open(image) : nullptr;
+  if (!in) {
+    bool parse_error = false;
+    const std::string complaint = povray_complaint(read_text(log), parse_error);
+    if (parse_error) throw rt::SceneError(s.scene_path + ": POV-Ray: " + complaint);
+    throw std::runtime_error("povray failed (exit " + std::to_string(rc) + ")" + (complaint.empty() ? "" : ": " + complaint));
+  }
+  const OIIO::ImageSpec& spec = in->spec();
+  if (spec.width != s.width || spec.height != s.height || spec.nchannels < 3) {
+    throw std::runtime_error("povray wrote a " + std::to_string(spec.width) + "x" + std::to_string(spec.height) + " image, not " +
+                             std::to_string(s.width) + "x" + std::to_string(s.height));
+  }
+  const int channels = spec.nchannels;
+  std::vector<uint8_t> rows(static_cast<size_t>(s.width) * height * channels);
+  if (!in->read_scanlines(0, 0, y, y + height, 0, 0, channels, OIIO::TypeDesc::UINT8, rows.data())) {
+    throw std::runtime_error("cannot read povray's image: " + in->geterror());
+  }
+  // 8-bit sRGB back to linear floats: exact both ways (linear_to_srgb8 returns every byte).
+  float table[256];
+  for (int v = 0; v < 256; ++v) table[v] = rt::srgb_to_linear(static_cast<float>(v) / 255.0f);
+  for (int j = 0; j < height; ++j) {
+    for (int i = 0; i < width; ++i) {
+      const uint8_t* p = &rows[(static_cast<size_t>(j) * s.width + x + i) * channels];
+      float* o = &rgba[(static_cast<size_t>(j) * width + i) * 4];
+      o[0] = table[p[0]];
+      o[1] = table[p[1]];
+      o[2] = table[p[2]];
+      o[3] = 1.0f;
+    }
+  }
+}
+
+PovrayRenderer::PovrayRenderer(PovraySettings settings) : m_settings(std::move(settings)) {
+  float probe[4 * 4 * 4];
+  povray_render(m_settings, 0, 0, std::min(4, m_settings.width), std::min(4, m_settings.height), probe);
+}
+
+uint64_t PovrayRenderer::render(const Block& b, float* rgba) {
+  povray_render(m_settings, b.x, b.y, b.width, b.height, rgba);
+  return 0;
+}
+
+}  // namespace farm

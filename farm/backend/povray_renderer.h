@@ -1,0 +1,56 @@
+// POV-Ray behind the seam: Debian's `povray` run once per block on the region of the block
+// (+SR +ER +SC +EC), its 8-bit PNG read back and cropped. POV-Ray anti-aliases block by block
+// with its own internal blocks counted from the region's start, so a region that starts off
+// its grid renders other pixels than the full frame (43 of chess2's 160x120 differed): the
+// renderer runs with +BS4 and the scheduler carves only on a 4-pixel grid (k_povray_grid),
+// which makes every region byte-identical to the same pixels of a full-frame render.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "backend/block_renderer.h"
+
+namespace farm {
+
+// Block origins and sides are multiples of this (except where the image ends).
+constexpr int k_povray_grid = 4;
+// POV-Ray's own default size (Debian's /etc/povray/3.7/povray.ini) when none is given.
+constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
+
+struct PovraySettings {
+  std::string scene_path;  // the .pov file; povray runs in its folder
+  int width = k_povray_default_width, height = k_povray_default_height;
+  std::vector<std::string> options;  // the job's POV-Ray switches (+A0.3, +R3, ...), checked
+  int threads = 1;                   // +WT: each block is one single-threaded process
+};
+
+// "POV-Ray 3.7.0.10.unofficial", from `povray --version`; throws std::runtime_error naming
+// what to install when there is no povray.
+std::string povray_version();
+
+// Splits and checks the user's POV-Ray switches: those the farm sets itself (size, region,
+// output, display, threads, block size, animation) are refused, naming the switch. Throws
+// std::invalid_argument.
+std::vector<std::string> povray_options(const std::string& text);
+
+// The grid blocks must keep to: the +BS the options give (+BS32, POV-Ray's own default, makes
+// the image equal a plain `povray` run), else k_povray_grid.
+int povray_grid(const std::vector<std::string>& options);
+
+// Renders `rect` (x, y, width, height; or the whole image) into linear float RGBA. A parse
+// error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error.
+void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba);
+
+class PovrayRenderer : public BlockRenderer {
+ public:
+  // Parses the scene once (a 4x4 region) so that a bad scene fails the load, not every block.
+  explicit PovrayRenderer(PovraySettings settings);
+  uint64_t render(const Block& block, float* rgba) override;
+
+ private:
+  PovraySettings m_settings;
+};
+
+}  // namespace farm

@@ -1,0 +1,167 @@
+#include "backend/povray_scene.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "scene/asset_search.h"
+#include "scene/scene_desc.h"
+
+namespace farm {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t k_max_pov_file_bytes = size_t{64} << 20;  // scene and include files
+constexpr int k_max_include_depth = 64;
+
+// Keywords whose next token, when a string literal, is a file POV-Ray reads.
+const std::set<std::string> k_file_keywords = {"png", "jpeg", "tga",  "gif", "iff",  "ppm", "pgm",
+                                               "sys", "hdr",  "exr",  "tiff", "bmp", "df3", "ttf"};
+
+struct Token {
+  std::string text;
+  bool is_string = false;
+  int line = 0, column = 0;
+};
+
+// Identifiers (with a leading '#' for directives) and string literals; comments skipped.
+std::vector<Token> tokens_of(const std::string& s) {
+  std::vector<Token> out;
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (c == '\n') {
+      ++line;
+      line_start = ++i;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i < s.size() && s[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      int depth = 0;  // POV-Ray's block comments nest
+      do {
+        if (s.compare(i, 2, "/*") == 0) ++depth, i += 2;
+        else if (s.compare(i, 2, "*/") == 0) --depth, i += 2;
+        else {
+          if (s[i] == '\n') ++line, line_start = i + 1;
+          ++i;
+        }
+      } while (i < s.size() && depth > 0);
+    } else if (c == '"') {
+      Token t{"", true, line, static_cast<int>(i - line_start) + 1};
+      for (++i; i < s.size() && s[i] != '"' && s[i] != '\n'; ++i) {
+        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] != '\n') ++i;
+        t.text += s[i];
+      }
+      if (i < s.size() && s[i] == '"') ++i;
+      out.push_back(t);
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '#') {
+      Token t{std::string(1, c), false, line, static_cast<int>(i - line_start) + 1};
+      for (++i; i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'); ++i) t.text += s[i];
+      out.push_back(t);
+    } else {
+      out.push_back({std::string(1, c), false, line, static_cast<int>(i - line_start) + 1});
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw rt::SceneError("cannot read '" + path + "': not an existing regular file");
+  if (fs::file_size(path, ec) > k_max_pov_file_bytes) throw rt::SceneError("'" + path + "' is larger than 64 MiB");
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct Scanner {
+  std::vector<std::string> roots, library;
+  std::vector<std::string> files;
+  std::set<std::string> seen;
+
+  std::optional<std::string> find_in(const std::string& name, const std::vector<std::string>& dirs) {
+    if (name.empty() || fs::path(name).is_absolute()) return std::nullopt;
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      const fs::path p = (fs::path(d) / name).lexically_normal();
+      if (fs::is_regular_file(p, ec)) return p.string();
+    }
+    return std::nullopt;
+  }
+
+  void scan(const std::string& path, int depth) {
+    if (depth > k_max_include_depth) throw rt::SceneError(path + ": #include nested more than 64 deep");
+    const std::vector<Token> tokens = tokens_of(read_file(path));
+    // POV-Ray looks in the current folder (the scene's) first, then its library paths.
+    std::vector<std::string> dirs = {fs::path(path).parent_path().string()};
+    dirs.insert(dirs.end(), roots.begin(), roots.end());
+    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+      const Token& t = tokens[i];
+      if (t.is_string) continue;
+      const bool include = t.text == "#include";
+      if (!include && !k_file_keywords.count(t.text)) continue;
+      const Token& name = tokens[i + 1];
+      if (!name.is_string) continue;
+      const std::string at = path + ":" + std::to_string(name.line) + ":" + std::to_string(name.column);
+      const std::string what = include ? "#include '" + name.text + "'" : t.text + " file '" + name.text + "'";
+      if (fs::path(name.text).is_absolute()) {
+        throw rt::SceneError(at + ": " + what + " is an absolute path: name it relative to the scene's folder");
+      }
+      if (std::optional<std::string> found = find_in(name.text, dirs)) {
+        if (std::string why = rt::outside_roots_reason(*found, roots); !why.empty()) {
+          throw rt::SceneError(at + ": " + what + " leads to '" + *found + "', " + why);
+        }
+        if (seen.insert(*found).second) {
+          files.push_back(*found);
+          if (include) scan(*found, depth + 1);
+        }
+        continue;
+      }
+      if (find_in(name.text, library)) continue;  // POV-Ray's own: every worker's povray has it
+      std::string looked;
+      for (const std::string& d : library) looked += ", " + d;
+      throw rt::SceneError(at + ": " + what + " not found in the scene's folder, the asset folders or POV-Ray's include folders (" +
+                           (looked.empty() ? std::string("none configured") : looked.substr(2)) + ")");
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> povray_library_dirs() {
+  std::vector<std::string> dirs;
+  std::ifstream in("/etc/povray/3.7/povray.ini");
+  for (std::string line; std::getline(in, line);) {
+    const size_t semicolon = line.find(';');
+    if (semicolon != std::string::npos) line.erase(semicolon);
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    auto trim = [](std::string& s) {
+      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
+      if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+    };
+    trim(key);
+    trim(value);
+    if (key == "Library_Path" && !value.empty()) dirs.push_back(value);
+  }
+  if (dirs.empty()) dirs.push_back("/usr/share/povray-3.7/include");
+  return dirs;
+}
+
+std::vector<std::string> povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots) {
+  Scanner s{roots, povray_library_dirs(), {}, {}};
+  s.seen.insert(fs::absolute(scene_path).lexically_normal().string());
+  s.scan(fs::absolute(scene_path).lexically_normal().string(), 0);
+  return s.files;
+}
+
+}  // namespace farm

@@ -1,0 +1,24 @@
+// What the master needs to know of a .pov scene before any rendering: the files it reads
+// besides itself (every #include, image map, height field and font it names by a literal
+// string), found by scanning the text, not by running POV-Ray. Files under the scene's folder
+// and the asset folders travel to the workers; the rest must be POV-Ray's own include files
+// (its Library_Path in /etc/povray/3.7/povray.ini), which every worker's povray has, so their
+// version is part of the job's identity. Names built at parse time (macros, concat) are not
+// seen here: a worker's POV-Ray then reports them, and the job ends with its message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace farm {
+
+// Absolute paths of the files to ship, each once, in order of first mention (not the scene
+// itself). Throws rt::SceneError located at the naming statement for a file found nowhere:
+// "desk.pov:12:10: #include 'wood.inc' not found in the scene's folder, the asset folders or
+// POV-Ray's include folders (/usr/share/povray-3.7/include, ...)".
+std::vector<std::string> povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots);
+
+// POV-Ray's own library folders (Library_Path of /etc/povray/3.7/povray.ini).
+std::vector<std::string> povray_library_dirs();
+
+}  // namespace farm

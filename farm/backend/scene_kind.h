@@ -1,0 +1,17 @@
+// Which renderer a scene file is for, from its name: one rule for the master, the workers and
+// `farm single`, so a job never reaches a worker that would read it another way.
+#pragma once
+
+#include <string>
+
+namespace farm {
+
+enum class SceneKind {
+  native,  // TOML and glTF: the farm's own renderer (renderer/)
+  povray,  // .pov: Debian's povray, run per block
+};
+
+SceneKind scene_kind(const std::string& scene_path);
+const char* scene_kind_name(SceneKind kind);  // "native", "povray"
+
+}  // namespace farm

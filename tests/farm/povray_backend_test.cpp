@@ -1,0 +1,91 @@
+// The POV-Ray backend (issue 27): a .pov scene rendered block by block by Debian's povray
+// through the farm is byte-identical to `farm single` of it, whose pixels are `povray`'s own
+// full-frame render with the same switches; what the scene names travels, and a file it names
+// that is nowhere fails at submission, naming it. Skips, saying so, without povray or chess2.pov.
+#include <doctest/doctest.h>
+
+#include <OpenImageIO/imageio.h>
+
+#include <fstream>
+
+#include "farm_fixture.h"
+
+using namespace farm_fixture;
+
+namespace {
+
+const std::string k_chess2 = "/usr/share/doc/povray/examples/advanced/chess2.pov";
+
+bool have_povray() { return test_process::run({"/bin/sh", "-c", "command -v povray"}, "/dev/null") == 0; }
+
+std::vector<uint8_t> pixels_of(const std::string& path) {
+  auto in = OIIO::ImageInput::open(path);
+  REQUIRE_MESSAGE(in, path);
+  const OIIO::ImageSpec& spec = in->spec();
+  std::vector<uint8_t> px(static_cast<size_t>(spec.width) * spec.height * spec.nchannels);
+  REQUIRE(in->read_image(0, 0, 0, spec.nchannels, OIIO::TypeDesc::UINT8, px.data()));
+  return px;
+}
+
+}  // namespace
+
+TEST_CASE("povray: chess2.pov through the farm equals farm single, which equals povray's own render") {
+  if (!have_povray() || !fs::exists(k_chess2)) {
+    MESSAGE("skipped: needs Debian's povray and povray-examples (" << k_chess2 << ")");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_chess2");
+  fs::copy_file(k_chess2, dir / "chess2.pov");
+  const std::string scene = (dir / "chess2.pov").string();
+  const std::vector<std::string> look = {"--width", "48", "--height", "36", "--renderer-options", "+A0.3"};
+  auto farm = [&](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), k_farm);
+    args.insert(args.end(), look.begin(), look.end());
+    return test_process::run(args, (dir / log).string(), 240);
+  };
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  REQUIRE(farm({"single", scene, "-o", single, "--threads", "1"}, "single.log") == 0);
+  // Blocks of 8 halved to the 4-pixel grid where a worker is slow: regions on POV-Ray's grid.
+  REQUIRE(farm({"render", scene, "-o", render, "--workers", "2", "--block", "8", "--wait", "0.05"}, "render.log") == 0);
+  CHECK(test_process::same_file(single, render));
+  // povray by hand, with the farm's block size (+BS4): the same pixels.
+  const std::string hand = (dir / "hand.png").string();
+  REQUIRE(test_process::run({"/bin/sh", "-c",
+                             "cd '" + dir.string() + "' && povray +Ichess2.pov +Ohand.png +FN8 +W48 +H36 +A0.3 +BS4 -D -V"},
+                            (dir / "hand.log").string(), 240) == 0);
+  CHECK(pixels_of(hand) == pixels_of(single));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("povray: a scene's own include travels to the workers, and a file it names that is nowhere is refused") {
+  if (!have_povray()) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_files");
+  std::ofstream(dir / "look.inc") << "#declare Tint = rgb <1, 0.4, 0.1>;\n";
+  std::ofstream(dir / "ball.pov") << "#include \"colors.inc\"  // POV-Ray's own\n#include \"look.inc\"\n"
+                                  << "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> White }\n"
+                                  << "sphere { 0, 1 pigment { color Tint } }\n";
+  const std::string scene = (dir / "ball.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  const std::string cache = (dir / "cache").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "24", "--height", "16"}, (dir / "s.log").string()) == 0);
+  REQUIRE(test_process::run({k_farm, "render", scene, "-o", render, "--width", "24", "--height", "16", "--workers", "1"},
+                            (dir / "r.log").string(), 120) == 0);
+  CHECK(test_process::same_file(single, render));
+
+  std::ofstream(dir / "ball.pov", std::ios::app) << "sphere { 0, 0.5 pigment { image_map { png \"missing.png\" } } }\n";
+  test_process::Child bad({k_farm, "render", scene, "-o", render, "--width", "24", "--height", "16"}, (dir / "bad.log").string());
+  CHECK(bad.wait(30) == 2);
+  CHECK_MESSAGE(bad.log().find("ball.pov:6:43: png file 'missing.png' not found in the scene's folder, the asset folders or "
+                               "POV-Ray's include folders") != std::string::npos,
+                bad.log());
+  // POV-Ray's own parse errors are the scene's: exit 2 with its message, from single and render.
+  std::ofstream(dir / "ball.pov") << "camera { location <0, 0, -3> look_at 0 }\nsphere { 0, 1 pigment { colr rgb 1 } }\n";
+  test_process::Child parse({k_farm, "render", scene, "-o", render, "--width", "24", "--height", "16", "--workers", "1"},
+                            (dir / "parse.log").string());
+  CHECK(parse.wait(60) == 2);
+  CHECK_MESSAGE(parse.log().find("Parse Error") != std::string::npos, parse.log());
+  fs::remove_all(dir);
+}
