@@ -163,9 +163,11 @@ int povray_grid(const std::vector<std::string>& options) {
 void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba) {
   const fs::path scene(s.scene_path);
   const std::string dir = scene.parent_path().empty() ? "." : scene.parent_path().string();
-  // Beside the scene: POV-Ray's I/O restrictions (Debian's povray.conf) let it write there.
-  const std::string stem = ".farm-povray-" + std::to_string(::getpid()) + "-" + std::to_string(g_run_counter++);
-  const std::string image = (fs::path(dir) / (stem + ".png")).string(), log = (fs::path(dir) / (stem + ".log")).string();
+  // In the temporary folder, not beside the scene (a user's scene folder may be read-only, and
+  // is not ours to litter); Debian's povray.conf lets POV-Ray write under /tmp.
+  const std::string stem = "farm-povray-" + std::to_string(::getpid()) + "-" + std::to_string(g_run_counter++);
+  const fs::path tmp = fs::temp_directory_path();
+  const std::string image = (tmp / (stem + ".png")).string(), log = (tmp / (stem + ".log")).string();
   struct Remove {
     std::string a, b;
     ~Remove() {
@@ -175,7 +177,7 @@ void povray_render(const PovraySettings& s, int x, int y, int width, int height,
   } remove{image, log};
   std::vector<std::string> args = {"povray",
                                    "+I" + scene.filename().string(),
-                                   "+O" + stem + ".png",
+                                   "+O" + image,
                                    "+FN8",
                                    "+W" + std::to_string(s.width),
                                    "+H" + std::to_string(s.height),
