@@ -82,6 +82,7 @@ std::string read_file(const std::string& path) {
 }
 
 struct Scanner {
+  std::string scene_dir;
   std::vector<std::string> roots, library;
   std::vector<std::string> files;
   std::set<std::string> seen;
@@ -99,8 +100,9 @@ struct Scanner {
   void scan(const std::string& path, int depth) {
     if (depth > k_max_include_depth) throw rt::SceneError(path + ": #include nested more than 64 deep");
     const std::vector<Token> tokens = tokens_of(read_file(path));
-    // POV-Ray looks in the current folder (the scene's) first, then its library paths.
-    std::vector<std::string> dirs = {fs::path(path).parent_path().string()};
+    // POV-Ray looks in its current folder (the scene's, also for names in included files) and
+    // then in its library paths; the asset folders stand in for a user's Library_Path.
+    std::vector<std::string> dirs = {scene_dir};
     dirs.insert(dirs.end(), roots.begin(), roots.end());
     for (size_t i = 0; i + 1 < tokens.size(); ++i) {
       const Token& t = tokens[i];
@@ -158,9 +160,10 @@ std::vector<std::string> povray_library_dirs() {
 }
 
 std::vector<std::string> povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots) {
-  Scanner s{roots, povray_library_dirs(), {}, {}};
-  s.seen.insert(fs::absolute(scene_path).lexically_normal().string());
-  s.scan(fs::absolute(scene_path).lexically_normal().string(), 0);
+  const std::string scene = fs::absolute(scene_path).lexically_normal().string();
+  Scanner s{fs::path(scene).parent_path().string(), roots, povray_library_dirs(), {}, {}};
+  s.seen.insert(scene);
+  s.scan(scene, 0);
   return s.files;
 }
 

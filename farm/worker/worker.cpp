@@ -228,6 +228,22 @@ void Worker::start_loading() {
                proto::ErrorCode::internal);
       return;
     }
+    // The options become povray's argv here: each must be one switch the master may send,
+    // checked again (a master that sent "+O/elsewhere" would make povray write there).
+    for (const std::string& option : settings.renderer_options) {
+      std::vector<std::string> checked;
+      try {
+        checked = povray_options(option);
+      } catch (const std::invalid_argument& e) {
+        fail_job(std::string("the master sent a POV-Ray option this worker does not run: ") + e.what(),
+                 proto::ErrorCode::bad_message);
+        return;
+      }
+      if (checked.size() != 1 || checked.front() != option) {
+        fail_job("the master sent a POV-Ray option that is not one switch: '" + option + "'", proto::ErrorCode::bad_message);
+        return;
+      }
+    }
   }
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
   m_loading = std::async(std::launch::async, [scene_path, settings, this] {

@@ -8,6 +8,8 @@
 
 #include <fstream>
 
+#include "backend/povray_renderer.h"
+#include "backend/povray_scene.h"
 #include "farm_fixture.h"
 
 using namespace farm_fixture;
@@ -87,5 +89,34 @@ TEST_CASE("povray: a scene's own include travels to the workers, and a file it n
                             (dir / "parse.log").string());
   CHECK(parse.wait(60) == 2);
   CHECK_MESSAGE(parse.log().find("Parse Error") != std::string::npos, parse.log());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
+  // Only the look of the image: size, region, output, display and threads are the farm's.
+  CHECK(farm::povray_options(" +A0.3  +AM2 -J +R3 +Q9 +BS32 Declare=Ball=2 ") ==
+        std::vector<std::string>{"+A0.3", "+AM2", "-J", "+R3", "+Q9", "+BS32", "Declare=Ball=2"});
+  for (const char* refused : {"+W10", "+H10", "+SR1", "+O/tmp/x.png", "+Iother.pov", "+D", "+WT8", "+KFF10", "+BS2", "+A0.3x",
+                              "Output_File_Name=x", "+FE"}) {
+    CAPTURE(refused);
+    CHECK_THROWS_AS(farm::povray_options(refused), std::invalid_argument);
+  }
+  CHECK(farm::povray_grid({"+A0.3"}) == farm::k_povray_grid);
+  CHECK(farm::povray_grid({"+A0.3", "+BS32"}) == 32);
+
+  // Comments (nested block comments too) and strings that are not file names are skipped.
+  const fs::path dir = test_paths::temp_dir("povray_scan");
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "a.inc") << "#include \"sub/b.inc\"\n";
+  std::ofstream(dir / "sub" / "b.inc") << "#declare T = texture { pigment { image_map { png \"tex.png\" } } }\n";
+  std::ofstream(dir / "tex.png") << "not read, only listed";
+  std::ofstream(dir / "s.pov") << "// #include \"nothere.inc\"\n/* outer /* inner */ #include \"nor.inc\" */\n"
+                               << "#declare Name = \"text.png\";\n#include \"colors.inc\"\n#include \"a.inc\"\n"
+                               << "#include \"a.inc\"  // once\n";
+  const std::vector<std::string> files = farm::povray_scene_files((dir / "s.pov").string(), {dir.string()});
+  // b.inc names tex.png relative to the scene's folder (POV-Ray's current folder), not its own:
+  // a sub/tex.png is not what POV-Ray would read.
+  std::ofstream(dir / "sub" / "tex.png") << "a decoy";
+  CHECK(files == std::vector<std::string>{(dir / "a.inc").string(), (dir / "sub" / "b.inc").string(), (dir / "tex.png").string()});
   fs::remove_all(dir);
 }
