@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 
 #include "assets/asset_manifest.h"
@@ -57,10 +59,24 @@ Status AssetCache::store(const std::string& hash, const std::vector<uint8_t>& da
 
 std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
                                     const std::string& instance) const {
-  fs::path dir = fs::path(m_root) / "jobs" / (std::to_string(job_id) + "." + instance);
+  // A folder no other process uses: workers on several hosts may share one cache folder, and
+  // in PID namespaces (containers, the ssh test hosts) they have the same pid. It was
+  // jobs/<job>.<pid>.<n>, emptied first "as a crashed process's leftover": one host's worker
+  // emptied another's folder under it. Now a random part makes it new, and it is never reused.
+  const fs::path jobs = fs::path(m_root) / "jobs";
   std::error_code ec;
-  fs::remove_all(dir, ec);  // a leftover of a crashed earlier process with the same pid
-  if (!fs::create_directories(dir, ec) && ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  fs::create_directories(jobs, ec);
+  std::random_device random;
+  fs::path dir;
+  for (int attempt = 0;; ++attempt) {
+    char tag[17];
+    std::snprintf(tag, sizeof tag, "%08x%08x", random(), random());
+    dir = jobs / (std::to_string(job_id) + "." + instance + "." + tag);
+    if (fs::create_directory(dir, ec)) break;
+    if (ec || attempt == 8) {
+      throw std::runtime_error("cannot create " + dir.string() + ": " + (ec ? ec.message() : "it exists"));
+    }
+  }
   for (const proto::AssetRef& a : assets) {
     if (!is_safe_relative_name(a.name)) throw std::runtime_error("unsafe asset name '" + a.name + "'");
     if (!has(a.hash)) throw std::runtime_error("asset " + a.name + " (" + a.hash + ") is not in the cache");

@@ -27,7 +27,7 @@ class AssetCache {
   // Stores verified content as objects/<hash>. A failure is this machine's: the message names
   // the file and the OS reason, and the partial file is gone (cache_write.h).
   Status store(const std::string& hash, const std::vector<uint8_t>& data);
-  // Lays out `assets` under jobs/<job_id>.<instance>/ and returns that folder. Throws
+  // Lays out `assets` under a new folder jobs/<job_id>.<instance>.<random>/ and returns it. Throws
   // std::runtime_error on an unsafe name, a missing object or a file system error.
   std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
                           const std::string& instance) const;

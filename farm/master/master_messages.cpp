@@ -105,6 +105,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
 }
 
 void Master::on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m) {
+  m_scene_loaded_somewhere = true;  // a worker asks for work once the scene is loaded
   for (const Assignment& a : m_job->request(peer.id, now(), static_cast<int>(m.credits))) {
     if (!send(identity, proto::Assign{m_job_id, a.attempt, a.block})) m_job->undeliverable(peer.id, a.attempt);
   }
@@ -194,7 +195,12 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
             m_job->round_trip(peer.id, t - peer.last_ping_sent);
           }
         } else if constexpr (std::is_same_v<T, proto::Error>) {
-          if (m.code == proto::ErrorCode::scene_failed) {
+          if (m.code == proto::ErrorCode::scene_failed && m_scene_loaded_somewhere) {
+            // Another worker loaded these very files: this one's trouble is its own.
+            spdlog::warn("worker {} could not load the scene, which others did: {}", peer.id, m.message);
+            m_job->leave(peer.id, t, false);
+            forget(peer.id);
+          } else if (m.code == proto::ErrorCode::scene_failed) {
             // The worker loaded the very files this master shipped (content-addressed) with the
             // same build: every worker would fail alike, so the job ends instead of waiting.
             if (m_scene_failure.empty()) {
