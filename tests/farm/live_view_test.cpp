@@ -182,11 +182,12 @@ TEST_CASE("live: headless Chromium shows the image and the worker table during a
   const std::string url = url_in(render.log());
   REQUIRE(!url.empty());
   REQUIRE(render.wait_for_log("joined", 30));
-  // --dump-dom prints the DOM once the page's scripts have run for the virtual time budget:
+  // --dump-dom prints the DOM once the page's scripts have run for the virtual time budget
+  // (10 s: with 4 s a loaded CI machine once dumped the page before its first image arrived):
   // the page marks what it drew (data-ready, the image's decoded size, one row per worker).
   const std::string dom = f.path("dom.html");
   const int code = test_process::run({chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                      "--user-data-dir=" + f.path("profile"), "--virtual-time-budget=4000",
+                                      "--user-data-dir=" + f.path("profile"), "--virtual-time-budget=10000",
                                       "--dump-dom", url},
                                      dom, 90);
   const std::string text = launched_workers::read_text(dom);
