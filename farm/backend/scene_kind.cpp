@@ -9,9 +9,18 @@ namespace farm {
 SceneKind scene_kind(const std::string& scene_path) {
   std::string ext = std::filesystem::path(scene_path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".pov" ? SceneKind::povray : SceneKind::native;
+  if (ext == ".pov") return SceneKind::povray;
+  if (ext == ".blend") return SceneKind::blender;
+  return SceneKind::native;
 }
 
-const char* scene_kind_name(SceneKind kind) { return kind == SceneKind::povray ? "povray" : "native"; }
+const char* scene_kind_name(SceneKind kind) {
+  switch (kind) {
+    case SceneKind::povray: return "povray";
+    case SceneKind::blender: return "blender";
+    case SceneKind::native: break;
+  }
+  return "native";
+}
 
 }  // namespace farm

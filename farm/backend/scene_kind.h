@@ -9,9 +9,10 @@ namespace farm {
 enum class SceneKind {
   native,  // TOML and glTF: the farm's own renderer (renderer/)
   povray,  // .pov: Debian's povray, run per block
+  blender,  // .blend: Blender Cycles, one persistent process per render thread
 };
 
 SceneKind scene_kind(const std::string& scene_path);
-const char* scene_kind_name(SceneKind kind);  // "native", "povray"
+const char* scene_kind_name(SceneKind kind);  // "native", "povray", "blender"
 
 }  // namespace farm

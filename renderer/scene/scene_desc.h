@@ -228,6 +228,9 @@ struct SceneDesc {
   std::vector<NamedCamera> cameras;      // a glTF scene's cameras, in file order
   float camera_aspect = 0;               // width / height of the camera in use; 0 = not given
   std::vector<std::string> notices;      // one-line remarks for the user (defaults applied, ...)
+  // A scene of another renderer (.pov, .blend): the options the farm settled for it when reading
+  // the scene, in that renderer's words; they travel with the job (farm/backend).
+  std::vector<std::string> backend_options;
 };
 
 // Where relative asset paths are looked up: the scene file's folder first, then each of

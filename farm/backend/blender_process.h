@@ -1,0 +1,40 @@
+// One `blender -b SCENE.blend` process running the farm's bridge (blender_bridge.py, built into
+// the binary): it loads the scene once and renders border regions on request, so a block costs
+// Blender's render of it, not its start-up and scene load (docs/backends.md). Requests go down
+// its stdin, one line each; replies come back on its file descriptor 3, one line each.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace farm {
+
+class BlenderProcess {
+ public:
+  // Starts Blender on `scene_path` with the bridge's arguments (--pixels, --threads, overrides)
+  // and waits until the scene is loaded. A scene Blender cannot read or set up throws
+  // rt::SceneError with Blender's words; no `blender` on PATH throws std::runtime_error.
+  BlenderProcess(const std::string& scene_path, const std::vector<std::string>& bridge_args);
+  ~BlenderProcess();  // closes its stdin (the bridge then returns) and reaps it; kills it if it lingers
+  BlenderProcess(const BlenderProcess&) = delete;
+  BlenderProcess& operator=(const BlenderProcess&) = delete;
+
+  // Sends one request line and returns the reply line without its newline. A process that died
+  // (crashed, killed) throws std::runtime_error and is not alive() any more.
+  std::string request(const std::string& line);
+  bool alive() const { return m_pid > 0; }
+  pid_t pid() const { return m_pid; }
+
+ private:
+  std::string read_line();
+  std::string died(const std::string& doing);  // reaps the process; says how it ended
+
+  pid_t m_pid = -1;
+  int m_to = -1, m_from = -1;
+  std::string m_log;  // Blender's output until the scene is loaded (its errors), then removed
+  std::string m_pending;
+};
+
+}  // namespace farm

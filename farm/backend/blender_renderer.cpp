@@ -1,0 +1,210 @@
+#include "backend/blender_renderer.h"
+
+#include <OpenImageIO/imageio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "backend/blender_process.h"
+#include "image/image_io.h"
+#include "scene/scene_desc.h"
+
+namespace farm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<uint64_t> g_block_counter{0};
+
+int whole_number(const std::string& word, const std::string& text) {
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || v < -1000000000L || v > 1000000000L) {
+    throw std::invalid_argument("Blender option '" + word + "' does not end in a whole number");
+  }
+  return static_cast<int>(v);
+}
+
+std::vector<std::string> bridge_args(const BlenderSettings& s) {
+  std::vector<std::string> args = {"--pixels", s.job.pixels == BlenderPixels::display8 ? "display8" : "linear",
+                                   "--threads", std::to_string(std::max(1, s.threads)),
+                                   "--width", std::to_string(s.width),
+                                   "--height", std::to_string(s.height),
+                                   "--samples", std::to_string(s.samples)};
+  if (s.camera) args.insert(args.end(), {"--camera", *s.camera});
+  return args;
+}
+
+}  // namespace
+
+std::string blender_version() {
+  static std::once_flag once;
+  static std::string version, problem;
+  std::call_once(once, [] {
+    FILE* pipe = ::popen("blender --version 2>/dev/null", "r");
+    std::string text;
+    if (pipe) {
+      char buf[256];
+      while (size_t n = ::fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+      const int rc = ::pclose(pipe);
+      if (rc != 0 && text.empty()) {
+        problem = "Blender is not installed here (no 'blender' on PATH): install Debian's blender package";
+        return;
+      }
+    }
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("Blender ", 0) == 0) {
+        version = line;
+        break;
+      }
+    }
+    if (version.empty()) problem = "'blender --version' printed no version: is Debian's blender package installed?";
+  });
+  if (!problem.empty()) throw std::runtime_error(problem);
+  return version;
+}
+
+BlenderSceneInfo blender_scene_info(const std::string& scene_path) {
+  BlenderProcess process(scene_path, {});
+  const std::string reply = process.request("info");
+  if (reply.rfind("info ", 0) != 0) throw std::runtime_error("blender's bridge answered '" + reply.substr(0, 200) + "' to info");
+  BlenderSceneInfo info;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(reply.substr(5));
+    info.version = j.at("version").get<std::string>();
+    info.engine = j.at("engine").get<std::string>();
+    info.width = j.at("width").get<int>();
+    info.height = j.at("height").get<int>();
+    info.frame_start = j.at("frame_start").get<int>();
+    info.frame_end = j.at("frame_end").get<int>();
+    info.frame_step = j.at("frame_step").get<int>();
+    info.samples = j.at("samples").get<int>();
+    info.camera = j.at("camera").get<std::string>();
+    info.cameras = j.at("cameras").get<std::vector<std::string>>();
+    info.multiview = j.at("multiview").get<bool>();
+    for (const auto& f : j.at("files")) {
+      info.files.push_back({f.at("path").get<std::string>(), f.at("raw").get<std::string>(), f.at("kind").get<std::string>(),
+                            f.at("name").get<std::string>()});
+    }
+    info.problems = j.at("problems").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("blender's bridge answered info in an unexpected form: ") + e.what());
+  }
+  return info;
+}
+
+std::vector<std::string> blender_option_words(const BlenderJobOptions& o) {
+  return {std::string("pixels=") + (o.pixels == BlenderPixels::display8 ? "display8" : "linear"),
+          "frame_start=" + std::to_string(o.frame_start), "frame_step=" + std::to_string(o.frame_step)};
+}
+
+BlenderJobOptions parse_blender_options(const std::vector<std::string>& words) {
+  BlenderJobOptions o;
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    const std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (key == "pixels" && (value == "linear" || value == "display8")) {
+      o.pixels = value == "linear" ? BlenderPixels::linear : BlenderPixels::display8;
+    } else if (key == "frame_start") {
+      o.frame_start = whole_number(w, value);
+    } else if (key == "frame_step") {
+      o.frame_step = whole_number(w, value);
+      if (o.frame_step < 1) throw std::invalid_argument("Blender option '" + w + "': the frame step is at least 1");
+    } else {
+      throw std::invalid_argument("'" + w + "' is not a Blender job option (pixels=linear|display8, frame_start=N, frame_step=N)");
+    }
+  }
+  return o;
+}
+
+std::unique_ptr<BlenderProcess> start_blender(const BlenderSettings& s) {
+  return std::make_unique<BlenderProcess>(s.scene_path, bridge_args(s));
+}
+
+void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame, int x, int y, int width, int height,
+                    float* rgba) {
+  const bool display8 = s.job.pixels == BlenderPixels::display8;
+  const std::string file = (fs::temp_directory_path() / ("farm-blender-" + std::to_string(::getpid()) + "-" +
+                                                         std::to_string(g_block_counter++) + (display8 ? ".png" : ".exr")))
+                               .string();
+  struct Remove {
+    std::string path;
+    ~Remove() { ::unlink(path.c_str()); }
+  } remove{file};
+  const int blender_frame = s.job.frame_start + (frame - 1) * s.job.frame_step;
+  const std::string reply = process.request("render " + std::to_string(blender_frame) + " " + std::to_string(x) + " " +
+                                            std::to_string(y) + " " + std::to_string(width) + " " +
+                                            std::to_string(height) + " " + file);
+  if (reply != "ok") {
+    throw std::runtime_error("Blender did not render block " + std::to_string(width) + "x" + std::to_string(height) +
+                             " at " + std::to_string(x) + "," + std::to_string(y) + ": " +
+                             (reply.rfind("error ", 0) == 0 ? reply.substr(6) : reply));
+  }
+  auto in = OIIO::ImageInput::open(file);
+  if (!in) throw std::runtime_error("cannot read Blender's block image: " + OIIO::geterror());
+  const OIIO::ImageSpec& spec = in->spec();
+  if (spec.width != width || spec.height != height || spec.nchannels < 3) {
+    throw std::runtime_error("Blender wrote a " + std::to_string(spec.width) + "x" + std::to_string(spec.height) +
+                             " block, not " + std::to_string(width) + "x" + std::to_string(height));
+  }
+  const int channels = spec.nchannels;
+  const size_t pixels = static_cast<size_t>(width) * height;
+  if (display8) {
+    std::vector<uint8_t> bytes(pixels * channels);
+    if (!in->read_image(0, 0, 0, channels, OIIO::TypeDesc::UINT8, bytes.data())) {
+      throw std::runtime_error("cannot read Blender's block image: " + in->geterror());
+    }
+    // 8-bit display values back to the floats the farm's encoder turns into the same bytes.
+    float table[256];
+    for (int v = 0; v < 256; ++v) table[v] = rt::srgb_to_linear(static_cast<float>(v) / 255.0f);
+    for (size_t i = 0; i < pixels; ++i) {
+      for (int c = 0; c < 3; ++c) rgba[4 * i + c] = table[bytes[i * channels + c]];
+      rgba[4 * i + 3] = 1.0f;
+    }
+    return;
+  }
+  std::vector<float> floats(pixels * channels);
+  if (!in->read_image(0, 0, 0, channels, OIIO::TypeDesc::FLOAT, floats.data())) {
+    throw std::runtime_error("cannot read Blender's block image: " + in->geterror());
+  }
+  for (size_t i = 0; i < pixels; ++i) {
+    for (int c = 0; c < 3; ++c) rgba[4 * i + c] = floats[i * channels + c];
+    rgba[4 * i + 3] = channels >= 4 ? floats[i * channels + 3] : 1.0f;
+  }
+}
+
+BlenderRenderer::BlenderRenderer(BlenderSettings settings) : m_settings(std::move(settings)) {
+  m_idle.push_back(start_blender(m_settings));
+}
+
+BlenderRenderer::~BlenderRenderer() = default;
+
+uint64_t BlenderRenderer::render(const Block& b, float* rgba) {
+  std::unique_ptr<BlenderProcess> process;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_idle.empty()) {
+      process = std::move(m_idle.back());
+      m_idle.pop_back();
+    }
+  }
+  if (!process) process = start_blender(m_settings);
+  blender_render(*process, m_settings, b.frame, b.x, b.y, b.width, b.height, rgba);  // a dead one is dropped here
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_idle.push_back(std::move(process));
+  return 0;
+}
+
+}  // namespace farm

@@ -1,0 +1,91 @@
+// Blender Cycles behind the seam: each render thread of a worker keeps one persistent
+// `blender -b SCENE.blend` (BlenderProcess) that renders border regions cropped to the block.
+// Cycles samples every pixel from its own coordinates, so a border region's pixels equal the
+// full frame's exactly once the settings that read across pixels are off (adaptive sampling,
+// denoising, compositing, dithering: blender_bridge.py, docs/backends.md).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/block_renderer.h"
+
+namespace farm {
+
+class BlenderProcess;
+
+// What the farm needs to know of a .blend before rendering it, as Blender reports it.
+struct BlenderSceneInfo {
+  std::string version;  // bpy.app.version_string, "3.4.1"
+  std::string engine;   // "CYCLES", "BLENDER_EEVEE", ...
+  int width = 0, height = 0;
+  int frame_start = 1, frame_end = 1, frame_step = 1;
+  int samples = 0;
+  std::string camera;  // the scene's camera ("" for none)
+  std::vector<std::string> cameras;
+  bool multiview = false;
+  struct File {
+    std::string path;  // absolute, as Blender resolves it
+    std::string raw;   // as the .blend spells it ("//textures/wood.png")
+    std::string kind, name;  // the datablock that names it ("image", "wood")
+  };
+  std::vector<File> files;
+  std::vector<std::string> problems;  // what the farm cannot render, in words
+};
+
+// Starts Blender on the scene and asks. Throws rt::SceneError for a file Blender cannot read.
+BlenderSceneInfo blender_scene_info(const std::string& scene_path);
+
+// "Blender 3.4.1", from `blender --version`; throws std::runtime_error naming what to install.
+std::string blender_version();
+
+// How the job's pixels leave Blender: scene-linear floats (an EXR output) or Blender's own 8-bit
+// display values through the .blend's view transform (8-bit outputs), which the worker turns into
+// the floats the farm's 8-bit encoder gives back byte for byte.
+enum class BlenderPixels { linear, display8 };
+
+// A Blender job as it travels in JobSettings::renderer_options: "pixels=linear|display8",
+// "frame_start=N", "frame_step=N" (farm frame f is Blender frame start + (f - 1) * step).
+struct BlenderJobOptions {
+  BlenderPixels pixels = BlenderPixels::linear;
+  int frame_start = 1, frame_step = 1;
+};
+std::vector<std::string> blender_option_words(const BlenderJobOptions& o);
+// Throws std::invalid_argument naming a word that is not one of those.
+BlenderJobOptions parse_blender_options(const std::vector<std::string>& words);
+
+struct BlenderSettings {
+  std::string scene_path;
+  int width = 0, height = 0, samples = 0;
+  std::optional<std::string> camera;
+  BlenderJobOptions job;
+  int threads = 1;  // Cycles threads of each Blender process
+};
+
+// Renders `rect` (x, y, width, height from the top left; or the whole image) of farm frame
+// `frame` with `process` into linear float RGBA.
+void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame, int x, int y, int width, int height,
+                    float* rgba);
+
+// Starts a Blender process for these settings (the bridge's arguments made from them).
+std::unique_ptr<BlenderProcess> start_blender(const BlenderSettings& s);
+
+class BlenderRenderer : public BlockRenderer {
+ public:
+  // Starts the first Blender now, so that a bad scene fails the load, not every block.
+  explicit BlenderRenderer(BlenderSettings settings);
+  ~BlenderRenderer() override;
+  // Takes an idle Blender (or starts one), renders, and gives it back; a Blender that died
+  // mid-block is dropped (the block fails and is leased again) and a new one starts next time.
+  uint64_t render(const Block& block, float* rgba) override;
+
+ private:
+  BlenderSettings m_settings;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<BlenderProcess>> m_idle;
+};
+
+}  // namespace farm
