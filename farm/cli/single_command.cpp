@@ -10,9 +10,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <iostream>
 #include <optional>
 
+#include "backend/blender_process.h"
+#include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 #include "base/file_checks.h"
@@ -83,53 +87,61 @@ void check_outputs_writable(const SingleOptions& o, const std::vector<int>& fram
   if (!o.cost_map_path.empty()) require(probe_writable(o.cost_map_path, "cost map"));
 }
 
-// A .pov scene: POV-Ray itself renders the whole frame (+WT threads), as `povray` run by hand
-// with the same size and options would; this is the image the farm's blocks must equal.
-int run_single_povray(const SingleOptions& o, const rt::SceneDesc& desc, Clock::time_point t_start, Clock::time_point t_parsed) {
+// A whole frame of another renderer's scene, into linear float RGBA of the job's size.
+using FrameRenderer = std::function<void(int frame, float* rgba)>;
+
+// A scene of another renderer (.pov, .blend): that renderer renders each whole frame itself, as
+// it would run by hand with the same settings; this is the image the farm's blocks must equal.
+// `set_up` checks the options and returns the frame renderer and its name (the report's
+// "integrator"); a scene the renderer finds bad is rt::SceneError (exit 2).
+int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const std::vector<int>& frames,
+                       Clock::time_point t_start, Clock::time_point t_parsed,
+                       const std::function<FrameRenderer(int threads, std::string& name)>& set_up) {
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   RunReport report;
   report.command = "single";
-  PovraySettings p;
-  std::vector<float> framebuffer;
+  const int width = desc.settings.width, height = desc.settings.height;
+  FrameRenderer render_frame;
   try {
-    if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray scenes yet");
-    p.scene_path = o.render.scene_path;
-    p.width = desc.settings.width;
-    p.height = desc.settings.height;
-    p.options = povray_options(o.render.renderer_options);
-    p.threads = threads;
-    report.integrator = povray_version();
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return k_exit_bad_input;
-  }
-  const auto t0 = Clock::now();
-  try {
-    framebuffer.resize(static_cast<size_t>(p.width) * p.height * 4);
-    povray_render(p, 0, 0, p.width, p.height, framebuffer.data());
+    if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray and Blender scenes yet");
+    render_frame = set_up(threads, report.integrator);
   } catch (const rt::SceneError& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
   } catch (const std::exception& e) {
-    spdlog::error("{}: {}", o.render.scene_path, e.what());
-    return k_exit_failure;
-  }
-  report.render_seconds = seconds(t0, Clock::now());
-  try {
-    rt::write_image(o.render.output_path, p.width, p.height, framebuffer.data());
-    spdlog::info("wrote {}", o.render.output_path);
-  } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_failure;
+    return k_exit_bad_input;
+  }
+  std::vector<float> framebuffer(static_cast<size_t>(width) * height * 4);
+  for (int frame : frames) {
+    const auto t0 = Clock::now();
+    try {
+      render_frame(frame, framebuffer.data());
+    } catch (const rt::SceneError& e) {
+      spdlog::error("{}", e.what());
+      return k_exit_bad_input;
+    } catch (const std::exception& e) {
+      spdlog::error("{}: {}", o.render.scene_path, e.what());
+      return k_exit_failure;
+    }
+    report.render_seconds += seconds(t0, Clock::now());
+    const std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
+    try {
+      rt::write_image(out, width, height, framebuffer.data());
+      spdlog::info("wrote {}", out);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return k_exit_failure;
+    }
   }
   report.scene = o.render.scene_path;
   report.output = o.render.output_path;
-  report.width = p.width;
-  report.height = p.height;
-  report.spp = 1;
-  report.frames = 1;
+  report.width = width;
+  report.height = height;
+  report.spp = desc.settings.spp;
+  report.frames = static_cast<int>(frames.size());
   report.threads = threads;
-  report.pixels = static_cast<uint64_t>(p.width) * p.height;
+  report.pixels = static_cast<uint64_t>(width) * height * frames.size();
   report.parse_seconds = seconds(t_start, t_parsed);
   report.total_seconds = seconds(t_start, Clock::now());
   report.peak_rss_bytes = peak_rss_bytes();
@@ -141,6 +153,34 @@ int run_single_povray(const SingleOptions& o, const rt::SceneDesc& desc, Clock::
     }
   }
   return k_exit_ok;
+}
+
+// POV-Ray renders the frame with +WT threads, as `povray` run by hand with the same switches.
+FrameRenderer povray_frames(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
+  PovraySettings p;
+  p.scene_path = o.render.scene_path;
+  p.width = desc.settings.width;
+  p.height = desc.settings.height;
+  p.options = povray_options(o.render.renderer_options);
+  p.threads = threads;
+  name = povray_version();
+  return [p](int, float* rgba) { povray_render(p, 0, 0, p.width, p.height, rgba); };
+}
+
+// One Blender renders every frame whole with `threads` Cycles threads, through the same bridge
+// and settings as the farm's workers (blender_bridge.py).
+FrameRenderer blender_frames(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
+  BlenderSettings b;
+  b.scene_path = o.render.scene_path;
+  b.width = desc.settings.width;
+  b.height = desc.settings.height;
+  b.samples = desc.settings.spp;
+  b.camera = o.render.camera;
+  b.job = parse_blender_options(desc.backend_options);
+  b.threads = threads;
+  name = blender_version();
+  std::shared_ptr<BlenderProcess> process = start_blender(b);
+  return [b, process](int frame, float* rgba) { blender_render(*process, b, frame, 0, 0, b.width, b.height, rgba); };
 }
 
 }  // namespace
@@ -175,7 +215,16 @@ int run_single(const SingleOptions& o) {
     return k_exit_bad_input;
   }
   const auto t_parsed = Clock::now();
-  if (scene_kind(o.render.scene_path) == SceneKind::povray) return run_single_povray(o, desc, t_start, t_parsed);
+  switch (scene_kind(o.render.scene_path)) {
+    case SceneKind::povray:
+      return run_single_backend(o, desc, frames, t_start, t_parsed,
+                                [&](int threads, std::string& name) { return povray_frames(o, desc, threads, name); });
+    case SceneKind::blender:
+      return run_single_backend(o, desc, frames, t_start, t_parsed,
+                                [&](int threads, std::string& name) { return blender_frames(o, desc, threads, name); });
+    case SceneKind::native:
+      break;
+  }
 
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);

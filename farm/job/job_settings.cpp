@@ -1,5 +1,6 @@
 #include "job/job_settings.h"
 
+#include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 
@@ -17,12 +18,15 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
   return j;
 }
 
-proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera,
+proto::JobSettings job_settings(const rt::SceneDesc& desc, const std::optional<std::string>& camera,
                                 const std::string& scene_path, const std::string& renderer_options) {
-  proto::JobSettings j = job_settings(settings, camera);
+  proto::JobSettings j = job_settings(desc.settings, camera);
   if (scene_kind(scene_path) == SceneKind::povray) {
     j.renderer = povray_version();
     j.renderer_options = povray_options(renderer_options);
+  } else if (scene_kind(scene_path) == SceneKind::blender) {
+    j.renderer = blender_version();
+    j.renderer_options = desc.backend_options;
   }
   return j;
 }

@@ -15,8 +15,9 @@ namespace farm {
 proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera);
 
 // The same for the scene at `scene_path`: a scene of another renderer adds that renderer's
-// version (this machine's) and the checked options. Throws if the renderer is missing.
-proto::JobSettings job_settings(const rt::RenderSettings& settings, const std::optional<std::string>& camera,
+// version (this machine's) and the checked options (a .blend's: those settled when reading it,
+// desc.backend_options). Throws if the renderer is missing.
+proto::JobSettings job_settings(const rt::SceneDesc& desc, const std::optional<std::string>& camera,
                                 const std::string& scene_path, const std::string& renderer_options);
 
 // Makes `desc` render exactly the master's job. Throws rt::SceneError if the camera is unknown.

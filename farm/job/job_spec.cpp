@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
 #include "backend/scene_kind.h"
@@ -46,6 +47,84 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
   return desc;
 }
 
+// A .blend scene as the rest of the farm sees one, from what Blender itself reports of it: size,
+// samples and frames (the .blend's, or the overrides), the camera, and the files it reads.
+rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
+  if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
+    throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
+                                "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
+                                "--camera override them)");
+  }
+  const BlenderSceneInfo info = blender_scene_info(o.scene_path);
+  const std::string& name = o.scene_path;
+  if (info.engine != "CYCLES") {
+    throw rt::SceneError(name + ": the render engine is '" + info.engine + "'; the farm renders .blend scenes with "
+                         "Cycles only (set Render Engine to Cycles in the .blend)");
+  }
+  if (info.multiview) throw rt::SceneError(name + ": stereoscopy / multi-view is on; the farm renders one view");
+  if (!info.problems.empty()) throw rt::SceneError(name + ": " + info.problems.front());
+  std::optional<std::string> camera = o.camera;
+  if (camera && std::find(info.cameras.begin(), info.cameras.end(), *camera) == info.cameras.end()) {
+    std::string names;
+    for (const std::string& c : info.cameras) names += (names.empty() ? "'" : ", '") + c + "'";
+    throw std::invalid_argument("--camera '" + *camera + "': the scene has no camera of that name (cameras: " +
+                                (names.empty() ? "none" : names) + ")");
+  }
+  if (!camera && info.camera.empty()) throw rt::SceneError(name + ": the scene has no camera (set one, or pass --camera)");
+  if (info.frame_step < 1 || info.frame_end < info.frame_start) {
+    throw rt::SceneError(name + ": the frame range " + std::to_string(info.frame_start) + ".." +
+                         std::to_string(info.frame_end) + " step " + std::to_string(info.frame_step) + " is empty");
+  }
+  rt::SceneDesc desc;
+  desc.path = o.scene_path;
+  rt::RenderSettings& s = desc.settings;
+  s.width = o.width.value_or(info.width);
+  s.height = o.height.value_or(info.height);
+  // One side given: the other keeps the .blend's aspect ratio.
+  if (o.width && !o.height && info.width > 0) s.height = std::max(1, static_cast<int>(std::lround(double(*o.width) * info.height / info.width)));
+  if (o.height && !o.width && info.height > 0) s.width = std::max(1, static_cast<int>(std::lround(double(*o.height) * info.width / info.height)));
+  if (s.width < 1 || s.height < 1 || s.width > rt::k_max_image_side || s.height > rt::k_max_image_side ||
+      static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels) {
+    throw std::invalid_argument("image of " + std::to_string(s.width) + "x" + std::to_string(s.height) +
+                                " pixels is not one the farm renders (sides 1.." + std::to_string(rt::k_max_image_side) +
+                                ", at most 2^28 pixels)");
+  }
+  s.spp = o.spp.value_or(info.samples);
+  if (s.spp < 1) throw rt::SceneError(name + ": the scene asks for " + std::to_string(s.spp) + " samples (pass --spp)");
+  s.frames = (info.frame_end - info.frame_start) / info.frame_step + 1;
+  BlenderJobOptions job;
+  job.frame_start = info.frame_start;
+  job.frame_step = info.frame_step;
+  // 8-bit outputs hold Blender's own display values (its view transform); EXR its linear floats.
+  job.pixels = rt::image_format_for(o.output_path.empty() ? "x.exr" : o.output_path) == rt::ImageFormat::exr
+                   ? BlenderPixels::linear
+                   : BlenderPixels::display8;
+  desc.backend_options = blender_option_words(job);
+  // Every file Blender says it reads must be beside the .blend, where the workers' copies are
+  // found through the same relative paths.
+  const std::string folder = std::filesystem::absolute(o.scene_path).parent_path().string();
+  for (const BlenderSceneInfo::File& f : info.files) {
+    const std::string who = f.kind + " '" + f.name + "'";
+    if (f.raw.rfind("//", 0) != 0 && f.kind != "path") {
+      throw rt::SceneError(name + ": " + who + " reads '" + f.raw + "', an absolute path, which the workers would look "
+                           "for on their own disks; make the .blend's paths relative (File > External Data > Make "
+                           "Paths Relative) and keep the files beside it");
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f.path, ec)) {
+      throw rt::SceneError(name + ": " + who + " reads '" + f.raw + "', which is not there ('" + f.path + "')");
+    }
+    if (!rt::name_under_roots(f.path, {folder})) {
+      throw rt::SceneError(name + ": " + who + " reads '" + f.raw + "', outside the .blend's folder: the workers find "
+                           "files only beside the .blend (keep them in its folder or below)");
+    }
+    if (std::find(desc.asset_files.begin(), desc.asset_files.end(), f.path) == desc.asset_files.end()) {
+      desc.asset_files.push_back(f.path);
+    }
+  }
+  return desc;
+}
+
 }  // namespace
 
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
@@ -53,6 +132,15 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o) {
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
     rt::SceneDesc desc = povray_scene_desc(o);
     if (o.frame && *o.frame > 1) throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has 1 frame(s)");
+    return desc;
+  }
+  if (scene_kind(o.scene_path) == SceneKind::blender) {
+    if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
+    rt::SceneDesc desc = blender_scene_desc(o);
+    if (o.frame && *o.frame > desc.settings.frames) {
+      throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
+                                  std::to_string(desc.settings.frames) + " frame(s)");
+    }
     return desc;
   }
   if (!o.renderer_options.empty()) {

@@ -20,7 +20,7 @@ bool Master::setup() {
     m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
     for (const ManifestEntry& e : m_manifest) m_by_hash[e.ref.hash] = &e;
     m_encoding = encoding_for_output(m_o.render.output_path);
-    m_settings = job_settings(m_desc.settings, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
+    m_settings = job_settings(m_desc, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
     m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding);
     m_job_id = m_job_identity.id;
 
@@ -31,7 +31,7 @@ bool Master::setup() {
     m_config.frames = m_frames;
     if (scene_kind(m_o.render.scene_path) == SceneKind::povray) m_config.grid = povray_grid(m_settings.renderer_options);
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
-    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && m_config.grid == 1) {
+    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && scene_kind(m_o.render.scene_path) == SceneKind::native) {
       PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
       spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
                    preview.width, preview.height, preview.wall_seconds);

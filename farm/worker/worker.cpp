@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <algorithm>
+#include <limits>
 #include <deque>
 #include <filesystem>
 #include <future>
@@ -28,6 +29,7 @@
 #include "security/launch_secrets.h"
 #include "security/socket_security.h"
 #include "backend/native_renderer.h"
+#include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 #include "worker/render_pool.h"
@@ -245,6 +247,29 @@ void Worker::start_loading() {
       }
     }
   }
+  if (scene_kind(scene_path) == SceneKind::blender) {
+    // Another Blender version may render other pixels: this worker sits the job out.
+    std::string mine;
+    try {
+      mine = blender_version();
+    } catch (const std::exception& e) {
+      fail_job(std::string("this worker cannot render Blender scenes: ") + e.what(), proto::ErrorCode::internal);
+      return;
+    }
+    if (settings.renderer != mine) {
+      fail_job("this worker's Blender is '" + mine + "', the job's is '" + settings.renderer.value_or("none") +
+                   "' (another version may render other pixels)",
+               proto::ErrorCode::internal);
+      return;
+    }
+    try {
+      parse_blender_options(settings.renderer_options);  // only words the bridge's settings are made of
+    } catch (const std::invalid_argument& e) {
+      fail_job(std::string("the master sent a Blender option this worker does not take: ") + e.what(),
+               proto::ErrorCode::bad_message);
+      return;
+    }
+  }
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
   m_loading = std::async(std::launch::async, [scene_path, settings, this] {
     auto loaded = std::make_unique<LoadedJob>();
@@ -258,6 +283,18 @@ void Worker::start_loading() {
       p.options = settings.renderer_options;
       p.threads = 1;  // one process per render thread, each with a block
       loaded->renderer = std::make_unique<PovrayRenderer>(p);
+    } else if (scene_kind(scene_path) == SceneKind::blender) {
+      BlenderSettings b;
+      b.scene_path = scene_path;
+      b.width = settings.width;
+      b.height = settings.height;
+      b.samples = settings.spp;
+      b.camera = settings.camera;
+      b.job = parse_blender_options(settings.renderer_options);
+      b.threads = 1;  // one Blender per render thread, each with a block
+      loaded->renderer = std::make_unique<BlenderRenderer>(b);
+      // The job's settings carry no frame count; the master's frames map onto the .blend's range.
+      loaded->frames = std::numeric_limits<int>::max();
     } else {
       rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
       rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
