@@ -25,6 +25,7 @@ packages=(
   openssh-server openssh-client iproute2  # ssh cluster tests: real sshd hosts (tools/cluster/ssh_hosts.py)
   slurmctld slurmd slurm-client munge     # Slurm tests: a single-node cluster (tools/cluster/slurm_node.py)
   povray povray-includes povray-examples  # the POV-Ray backend (.pov scenes) and the paper's chess2.pov
+  blender                                 # the Blender Cycles backend (.blend scenes)
 )
 
 missing=()

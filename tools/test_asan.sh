@@ -9,6 +9,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFARM_SANIT
 cmake --build build-asan -j"$(nproc)"
 cd build-asan
 # Left out here (they ran in the plain build): tests whose time goes to programs that are not
-# ours (real sshd hosts, Slurm, headless Chromium, POV-Ray), which keep CI within its hour.
+# ours (real sshd hosts, Slurm, headless Chromium, POV-Ray, Blender), which keep CI within its hour.
 ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/../tests/fuzz/lsan.supp" \
-  ctest --output-on-failure -j"$(nproc)" --timeout 900 -E "^(ssh cluster|slurm|live: headless Chromium|povray)"
+  ctest --output-on-failure -j"$(nproc)" --timeout 900 -E "^(ssh cluster|slurm|live: headless Chromium|povray|blender)"
