@@ -199,7 +199,8 @@ void povray_render(const PovraySettings& s, int x, int y, int width, int height,
     bool parse_error = false;
     const std::string complaint = povray_complaint(read_text(log), parse_error);
     if (parse_error) throw rt::SceneError(s.scene_path + ": POV-Ray: " + complaint);
-    throw std::runtime_error("povray failed (exit " + std::to_string(rc) + ")" + (complaint.empty() ? "" : ": " + complaint));
+    const std::string how = rc > 128 ? "was killed by signal " + std::to_string(rc - 128) : "failed (exit " + std::to_string(rc) + ")";
+    throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint));
   }
   const OIIO::ImageSpec& spec = in->spec();
   if (spec.width != s.width || spec.height != s.height || spec.nchannels < 3) {

@@ -8,23 +8,14 @@
 #include <OpenImageIO/imageio.h>
 
 #include "backend/blender_renderer.h"
-#include "farm_fixture.h"
+#include "backend_scenes.h"
 
 using namespace farm_fixture;
 
 namespace {
 
-bool have_blender() { return test_process::run({"/bin/sh", "-c", "command -v blender"}, "/dev/null") == 0; }
-
-// Makes the test scene with Blender: WIDTHxHEIGHT, SAMPLES samples, frames 1..2.
-std::string make_scene(const fs::path& dir, int width, int height, int samples) {
-  const std::string scene = (dir / "scene.blend").string();
-  REQUIRE(test_process::run({"/usr/bin/env", "blender", "-b", "--factory-startup", "-P", test_paths::project("tools/blender/make_test_scene.py"),
-                             "--", scene, std::to_string(width), std::to_string(height), std::to_string(samples)},
-                            (dir / "make.log").string(), 120) == 0);
-  REQUIRE(fs::exists(dir / "checker.png"));
-  return scene;
-}
+using backend_scenes::have_program;
+using backend_scenes::make_blender_scene;
 
 // The first three channels of an image, as floats (8-bit images give their bytes / 255).
 std::vector<float> rgb_of(const std::string& path) {
@@ -50,12 +41,12 @@ std::string blender_by_hand(const fs::path& dir, const std::string& scene, int f
 }  // namespace
 
 TEST_CASE("blender: a .blend through the farm equals farm single, which equals blender -b -f by hand") {
-  if (!have_blender()) {
+  if (!have_program("blender")) {
     MESSAGE("skipped: needs Debian's blender");
     return;
   }
   const fs::path dir = test_paths::temp_dir("blender_scene");
-  const std::string scene = make_scene(dir, 48, 36, 4);
+  const std::string scene = make_blender_scene(dir, 48, 36, 4);
   auto farm = [&](std::vector<std::string> args, const std::string& log) {
     args.insert(args.begin(), k_farm);
     return test_process::run(args, (dir / log).string(), 240);
@@ -75,12 +66,12 @@ TEST_CASE("blender: a .blend through the farm equals farm single, which equals b
 }
 
 TEST_CASE("blender: the image a .blend reads travels to the workers; one that is not there is refused, named") {
-  if (!have_blender()) {
+  if (!have_program("blender")) {
     MESSAGE("skipped: needs Debian's blender");
     return;
   }
   const fs::path dir = test_paths::temp_dir("blender_files");
-  const std::string scene = make_scene(dir, 24, 16, 2);
+  const std::string scene = make_blender_scene(dir, 24, 16, 2);
   const std::string out = (dir / "out.png").string();
   // The workers read only their job folder: the checker must have travelled for the images to match.
   REQUIRE(test_process::run({k_farm, "single", scene, "-o", (dir / "single.png").string()}, (dir / "s.log").string(), 120) == 0);

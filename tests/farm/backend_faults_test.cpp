@@ -1,0 +1,89 @@
+// Faults in another renderer's process (issue 27): `blender` or `povray` killed with SIGKILL in
+// the middle of a farm render costs the blocks it held only. They fail on their worker, are
+// leased again, the worker starts a new renderer process for its next block, and the image is
+// byte-identical to `farm single`'s. Skips, saying so, without the renderer.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "backend_scenes.h"
+
+using namespace farm_fixture;
+using backend_scenes::descendants_named;
+using backend_scenes::have_program;
+
+namespace {
+
+// Runs `render` (a farm render command) and, once `loaded` workers have loaded the scene, kills
+// one `comm` process below it with SIGKILL every `every` seconds, `kills` times or until the
+// render ends. Returns the render's exit code and how many were killed.
+std::pair<int, int> render_killing(const std::vector<std::string>& render, const std::string& log, const std::string& comm,
+                                   int loaded, double every, int kills) {
+  test_process::Child farm(render, log);
+  int killed = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  auto loaded_workers = [&] {
+    const std::string text = farm.log();
+    int n = 0;
+    for (size_t at = text.find("scene loaded"); at != std::string::npos; at = text.find("scene loaded", at + 1)) ++n;
+    return n;
+  };
+  while (farm.poll() < 0 && loaded_workers() < loaded && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  while (farm.poll() < 0 && killed < kills && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(every));
+    const std::vector<pid_t> victims = descendants_named(farm.pid(), comm);
+    if (!victims.empty() && ::kill(victims.front(), SIGKILL) == 0) ++killed;
+  }
+  return {farm.wait(240), killed};
+}
+
+}  // namespace
+
+TEST_CASE("backend faults: blender killed mid-render costs its block only, and the image is still exact") {
+  if (!have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("blender_faults");
+  const std::string scene = backend_scenes::make_blender_scene(dir, 64, 48, 512);
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "1"}, (dir / "single.log").string(), 240) == 0);
+  const auto [rc, killed] = render_killing({k_farm, "render", scene, "-o", render, "--frame", "1", "--workers", "2",
+                                            "--policy", "fixed", "--block", "8"},
+                                           (dir / "render.log").string(), "blender", 2, 0.4, 2);
+  std::ifstream log_file(dir / "render.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK(killed >= 1);
+  CHECK_MESSAGE(log.find("blender (the bridge process) was killed by signal 9") != std::string::npos, log);
+  CHECK(test_process::same_file(single, render));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("backend faults: povray killed mid-block costs that block only, and the image is still exact") {
+  const std::string chess2 = "/usr/share/doc/povray/examples/advanced/chess2.pov";
+  if (!have_program("povray") || !fs::exists(chess2)) {
+    MESSAGE("skipped: needs Debian's povray and povray-examples (" << chess2 << ")");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_faults");
+  fs::copy_file(chess2, dir / "chess2.pov");
+  const std::string scene = (dir / "chess2.pov").string();
+  const std::vector<std::string> look = {"--width", "48", "--height", "36", "--renderer-options", "+A0.3"};
+  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", (dir / "single.png").string()};
+  single_cmd.insert(single_cmd.end(), look.begin(), look.end());
+  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 240) == 0);
+  std::vector<std::string> render_cmd = {k_farm, "render", scene, "-o", (dir / "render.png").string(), "--workers", "2",
+                                         "--policy", "fixed", "--block", "16"};
+  render_cmd.insert(render_cmd.end(), look.begin(), look.end());
+  const auto [rc, killed] = render_killing(render_cmd, (dir / "render.log").string(), "povray", 2, 0.3, 2);
+  std::ifstream log_file(dir / "render.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK(killed >= 1);
+  CHECK_MESSAGE(log.find("povray was killed by signal 9") != std::string::npos, log);
+  CHECK(test_process::same_file((dir / "single.png").string(), (dir / "render.png").string()));
+  fs::remove_all(dir);
+}
