@@ -133,14 +133,21 @@ BlenderProcess::~BlenderProcess() {
   ::unlink(m_log.c_str());
 }
 
+void BlenderProcess::interrupt() {
+  m_interrupted = true;
+  // The socket stays open (no fd reuse race): the waiting recv returns 0, the next send fails.
+  if (m_from >= 0) ::shutdown(m_from, SHUT_RDWR);
+}
+
 std::string BlenderProcess::died(const std::string& doing) {
   int status = 0;
-  std::string how = "ended";
+  std::string how = m_interrupted ? "was stopped by the farm (its block is no longer wanted)" : "ended";
   if (m_pid > 0) {
     ::kill(m_pid, SIGKILL);  // a bridge that closed its end but lingers is no use either
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFSIGNALED(status)) {
+    if (m_interrupted) {
+    } else if (WIFSIGNALED(status)) {
       how = "was killed by signal " + std::to_string(WTERMSIG(status));
     } else if (WIFEXITED(status)) {
       how = "exited with status " + std::to_string(WEXITSTATUS(status));

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ class BlenderProcess {
   // (crashed, killed) throws std::runtime_error and is not alive() any more.
   std::string request(const std::string& line);
   bool alive() const { return m_pid > 0; }
+  // From another thread: makes a request in progress (or the next) fail at once, as if Blender
+  // had died; the process is then killed and reaped by the thread that made the request.
+  void interrupt();
   pid_t pid() const { return m_pid; }
 
  private:
@@ -35,6 +39,7 @@ class BlenderProcess {
   int m_to = -1, m_from = -1;
   std::string m_log;  // Blender's output until the scene is loaded (its errors), then removed
   std::string m_pending;
+  std::atomic<bool> m_interrupted{false};
 };
 
 }  // namespace farm

@@ -3,6 +3,7 @@
 #include <OpenImageIO/imageio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -201,10 +202,37 @@ uint64_t BlenderRenderer::render(const Block& b, float* rgba) {
     }
   }
   if (!process) process = start_blender(m_settings);
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_busy.emplace_back(b, process.get());
+  }
+  struct Unlist {
+    BlenderRenderer& r;
+    BlenderProcess* p;
+    ~Unlist() {
+      std::lock_guard<std::mutex> lock(r.m_mutex);
+      r.m_busy.erase(std::remove_if(r.m_busy.begin(), r.m_busy.end(), [&](const auto& e) { return e.second == p; }),
+                     r.m_busy.end());
+    }
+  } unlist{*this, process.get()};
   blender_render(*process, m_settings, b.frame, b.x, b.y, b.width, b.height, rgba);  // a dead one is dropped here
   std::lock_guard<std::mutex> lock(m_mutex);
+  m_busy.erase(std::remove_if(m_busy.begin(), m_busy.end(), [&](const auto& e) { return e.second == process.get(); }),
+               m_busy.end());
   m_idle.push_back(std::move(process));
   return 0;
+}
+
+void BlenderRenderer::interrupt(const Block& block) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (auto& [b, process] : m_busy) {
+    if (b == block) process->interrupt();
+  }
+}
+
+void BlenderRenderer::interrupt_all() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (auto& busy : m_busy) busy.second->interrupt();
 }
 
 }  // namespace farm

@@ -81,11 +81,14 @@ class BlenderRenderer : public BlockRenderer {
   // Takes an idle Blender (or starts one), renders, and gives it back; a Blender that died
   // mid-block is dropped (the block fails and is leased again) and a new one starts next time.
   uint64_t render(const Block& block, float* rgba) override;
+  void interrupt(const Block& block) override;
+  void interrupt_all() override;
 
  private:
   BlenderSettings m_settings;
   std::mutex m_mutex;
   std::vector<std::unique_ptr<BlenderProcess>> m_idle;
+  std::vector<std::pair<Block, BlenderProcess*>> m_busy;  // owned by the thread rendering the block
 };
 
 }  // namespace farm

@@ -1,6 +1,6 @@
 // The seam between the farm and what renders its pixels (docs/backends.md). The scheduler,
 // protocol, journal, live view and outputs see only blocks of linear float RGBA; which renderer
-// made them is this layer's business: ours (TOML, glTF scenes) or POV-Ray (.pov scenes).
+// made them is this layer's business: ours (TOML, glTF scenes), POV-Ray (.pov) or Blender (.blend).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,12 @@ class BlockRenderer {
   // from the top. Called from several of the worker's render threads at once. Returns the rays
   // traced, or 0 where the renderer does not say. Throws std::runtime_error on failure.
   virtual uint64_t render(const Block& block, float* rgba) = 0;
+  // Stops a render of `block` in progress on another thread (its render() then throws), or every
+  // render in progress: the result is no longer wanted (another worker committed the block, the
+  // job ended). For renderers run as processes, so that one that hangs costs only its block; the
+  // farm's own renderer always finishes and ignores these.
+  virtual void interrupt(const Block& block) { (void)block; }
+  virtual void interrupt_all() {}
 };
 
 }  // namespace farm

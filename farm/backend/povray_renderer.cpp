@@ -29,7 +29,9 @@ namespace fs = std::filesystem;
 
 // Runs argv in `dir` with stdout and stderr into `log`; returns the exit status (-1: could not
 // start, 128 + N: killed by signal N).
-int run_in(const std::vector<std::string>& args, const std::string& dir, const std::string& log) {
+// `running` (if given) holds the process while it renders `block`, so that it can be stopped.
+int run_in(const std::vector<std::string>& args, const std::string& dir, const std::string& log,
+           RunningProcesses* running = nullptr, const Block& block = Block{}) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -44,8 +46,13 @@ int run_in(const std::vector<std::string>& args, const std::string& dir, const s
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+  if (running) {
+    running->add(pid, block);
+    status = running->wait(pid);
+  } else {
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) return -1;
+    }
   }
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -160,7 +167,7 @@ int povray_grid(const std::vector<std::string>& options) {
   return grid;
 }
 
-void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba) {
+void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba, RunningProcesses* running) {
   const fs::path scene(s.scene_path);
   const std::string dir = scene.parent_path().empty() ? "." : scene.parent_path().string();
   // In the temporary folder, not beside the scene (a user's scene folder may be read-only, and
@@ -192,7 +199,7 @@ void povray_render(const PovraySettings& s, int x, int y, int width, int height,
                              "+SC" + std::to_string(x + 1), "+EC" + std::to_string(x + width)});
   }
   args.insert(args.end(), s.options.begin(), s.options.end());
-  const int rc = run_in(args, dir, log);
+  const int rc = run_in(args, dir, log, running, Block{1, x, y, width, height});
   if (rc == -1 || rc == 127) povray_version();  // throws the "install povray" message
   auto in = rc == 0 ? OIIO::ImageInput::open(image) : nullptr;
   if (!in) {
@@ -233,8 +240,12 @@ PovrayRenderer::PovrayRenderer(PovraySettings settings) : m_settings(std::move(s
 }
 
 uint64_t PovrayRenderer::render(const Block& b, float* rgba) {
-  povray_render(m_settings, b.x, b.y, b.width, b.height, rgba);
+  povray_render(m_settings, b.x, b.y, b.width, b.height, rgba, &m_running);
   return 0;
 }
+
+void PovrayRenderer::interrupt(const Block& b) { m_running.kill(Block{1, b.x, b.y, b.width, b.height}); }
+
+void PovrayRenderer::interrupt_all() { m_running.kill_all(); }
 
 }  // namespace farm

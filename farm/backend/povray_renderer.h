@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/block_renderer.h"
+#include "backend/running_processes.h"
 
 namespace farm {
 
@@ -40,17 +41,22 @@ std::vector<std::string> povray_options(const std::string& text);
 int povray_grid(const std::vector<std::string>& options);
 
 // Renders `rect` (x, y, width, height; or the whole image) into linear float RGBA. A parse
-// error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error.
-void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba);
+// error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error. With
+// `running`, the povray process is listed there while it runs (so that it can be stopped).
+void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba,
+                   RunningProcesses* running = nullptr);
 
 class PovrayRenderer : public BlockRenderer {
  public:
   // Parses the scene once (a 4x4 region) so that a bad scene fails the load, not every block.
   explicit PovrayRenderer(PovraySettings settings);
   uint64_t render(const Block& block, float* rgba) override;
+  void interrupt(const Block& block) override;
+  void interrupt_all() override;
 
  private:
   PovraySettings m_settings;
+  RunningProcesses m_running;
 };
 
 }  // namespace farm

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <optional>
 
 namespace farm {
 
@@ -18,6 +19,7 @@ RenderPool::~RenderPool() {
     m_queue.clear();
   }
   m_cv.notify_all();
+  m_renderer.interrupt_all();  // a renderer process that hangs must not hang the join
   for (std::thread& t : m_threads) t.join();
 }
 
@@ -36,11 +38,15 @@ void RenderPool::submit(const RenderTask& task) {
 }
 
 void RenderPool::cancel(uint64_t attempt) {
+  std::optional<Block> running;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_cancelled.insert(attempt);
+    if (auto it = m_running.find(attempt); it != m_running.end()) running = it->second;
   }
   m_cv.notify_all();  // a hung test block waits for its cancel
+  // Its result is not wanted: a renderer process stuck on it is stopped, freeing the thread.
+  if (running) m_renderer.interrupt(*running);
 }
 
 size_t RenderPool::in_flight() const {
@@ -60,6 +66,7 @@ void RenderPool::loop() {
       m_queue.pop_front();
       cancelled = m_cancelled.erase(task.attempt) > 0;
       ++m_rendering;
+      m_running[task.attempt] = task.rect;
       if (m_hang_after >= 0 && m_started++ == m_hang_after) {
         m_cv.wait(lock, [&] { return m_stopping || m_cancelled.count(task.attempt) > 0; });
         cancelled = true;
@@ -87,6 +94,7 @@ void RenderPool::loop() {
       // A cancel that arrived while rendering still saves the bandwidth of sending it.
       out.cancelled = cancelled || m_cancelled.erase(task.attempt) > 0;
       --m_rendering;
+      m_running.erase(task.attempt);
     }
     m_done(std::move(out));
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -60,6 +61,7 @@ class RenderPool {
   std::condition_variable m_cv;
   std::deque<RenderTask> m_queue;
   std::set<uint64_t> m_cancelled;
+  std::map<uint64_t, Block> m_running;  // attempt -> block, of the renders in progress
   size_t m_rendering = 0;
   bool m_stopping = false;
   std::vector<std::thread> m_threads;

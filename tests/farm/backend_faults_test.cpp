@@ -14,11 +14,11 @@ using backend_scenes::have_program;
 
 namespace {
 
-// Runs `render` (a farm render command) and, once `loaded` workers have loaded the scene, kills
-// one `comm` process below it with SIGKILL every `every` seconds, `kills` times or until the
-// render ends. Returns the render's exit code and how many were killed.
+// Runs `render` (a farm render command) and, once `loaded` workers have loaded the scene, sends
+// `signal` to one `comm` process below it every `every` seconds, `kills` times or until the
+// render ends (SIGSTOP: a renderer that hangs). Returns the render's exit code and the count.
 std::pair<int, int> render_killing(const std::vector<std::string>& render, const std::string& log, const std::string& comm,
-                                   int loaded, double every, int kills) {
+                                   int loaded, double every, int kills, int signal = SIGKILL) {
   test_process::Child farm(render, log);
   int killed = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
@@ -34,7 +34,7 @@ std::pair<int, int> render_killing(const std::vector<std::string>& render, const
   while (farm.poll() < 0 && killed < kills && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
     const std::vector<pid_t> victims = descendants_named(farm.pid(), comm);
-    if (!victims.empty() && ::kill(victims.front(), SIGKILL) == 0) ++killed;
+    if (!victims.empty() && ::kill(victims.front(), signal) == 0) ++killed;
   }
   return {farm.wait(240), killed};
 }
@@ -58,6 +58,29 @@ TEST_CASE("backend faults: blender killed mid-render costs its block only, and t
   REQUIRE_MESSAGE(rc == 0, log);
   CHECK(killed >= 1);
   CHECK_MESSAGE(log.find("blender (the bridge process) was killed by signal 9") != std::string::npos, log);
+  CHECK(test_process::same_file(single, render));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("backend faults: a blender that hangs mid-block is stopped once another worker commits its block") {
+  if (!have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("blender_hangs");
+  const std::string scene = backend_scenes::make_blender_scene(dir, 48, 36, 256);
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "1"}, (dir / "single.log").string(), 240) == 0);
+  // SIGSTOP: the process neither renders nor dies. Its block is reassigned to the other worker;
+  // when that result is committed the master cancels it here, and the worker stops the process.
+  const auto [rc, stopped] = render_killing({k_farm, "render", scene, "-o", render, "--frame", "1", "--workers", "2",
+                                             "--policy", "fixed", "--block", "8"},
+                                            (dir / "render.log").string(), "blender", 2, 0.3, 1, SIGSTOP);
+  std::ifstream log_file(dir / "render.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK(stopped == 1);
+  CHECK_MESSAGE(log.find("was stopped by the farm (its block is no longer wanted)") != std::string::npos, log);
   CHECK(test_process::same_file(single, render));
   fs::remove_all(dir);
 }

@@ -1,0 +1,52 @@
+#include "backend/running_processes.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace farm {
+
+namespace {
+
+bool same_block(const Block& a, const Block& b) {
+  return a.frame == b.frame && a.x == b.x && a.y == b.y && a.width == b.width && a.height == b.height;
+}
+
+}  // namespace
+
+void RunningProcesses::add(pid_t pid, const Block& block) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_running.push_back({pid, block});
+}
+
+int RunningProcesses::wait(pid_t pid) {
+  // Waited for without reaping: until it is forgotten below, its pid cannot be reused.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_running.erase(std::remove_if(m_running.begin(), m_running.end(), [&](const Entry& e) { return e.pid == pid; }),
+                    m_running.end());
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+void RunningProcesses::kill(const Block& block) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (const Entry& e : m_running) {
+    if (same_block(e.block, block)) ::kill(e.pid, SIGKILL);
+  }
+}
+
+void RunningProcesses::kill_all() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (const Entry& e : m_running) ::kill(e.pid, SIGKILL);
+}
+
+}  // namespace farm
