@@ -65,7 +65,7 @@ TEST_CASE("blender: a .blend through the farm equals farm single, which equals b
   fs::remove_all(dir);
 }
 
-TEST_CASE("blender: the image a .blend reads travels to the workers; one that is not there is refused, named") {
+TEST_CASE("blender: the image a .blend reads travels to the workers, and one that is not there is refused by name") {
   if (!have_program("blender")) {
     MESSAGE("skipped: needs Debian's blender");
     return;
