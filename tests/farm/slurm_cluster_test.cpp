@@ -9,6 +9,7 @@
 #include <regex>
 #include <thread>
 
+#include "backend_scenes.h"
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
@@ -117,4 +118,28 @@ TEST_CASE("slurm: one worker task killed mid-render, the other renders the rest:
   CHECK(log.find("what became of each host:") != std::string::npos);
   CHECK(log.find("joined, then lost during the render") != std::string::npos);
   CHECK(launched_workers::none_left(endpoint + " ", 15));
+}
+
+TEST_CASE("slurm: a Blender scene through salloc -n 2 farm render --slurm is byte-identical to farm single of it") {
+  if (!backend_scenes::have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  Fixture f("slurm_blender", 2);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  const fs::path scene_dir = f.dir / "blend";
+  const std::string scene = backend_scenes::make_blender_scene(scene_dir, 48, 36, 16);
+  const std::string single = f.path("blend_single.png"), out = f.path("blend_farm.png");
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "1"}, f.path("single.log"), 120) == 0);
+  CHECK(test_process::run({"/usr/bin/salloc", "-n", "2", k_farm, "render", scene, "-o", out, "--frame", "1", "--slurm",
+                           "--no-journal", "--policy", "fixed", "--block", "8"},
+                          f.path("render.log"), 180) == 0);
+  CHECK_MESSAGE(test_process::same_file(single, out), read_text(f.path("render.log")));
+  const std::string log = read_text(f.path("render.log"));
+  CHECK(log.find("slurm: started 2 worker task(s)") != std::string::npos);
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend_scenes.h"
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
@@ -158,4 +159,32 @@ TEST_CASE("ssh cluster: the master killed with SIGKILL: every remote worker sees
   render.kill(SIGKILL);
   CHECK_MESSAGE(none_left(f.cache()), "left after 10 s:\n" << launched_workers::listing(f.cache()) << "render.log:\n"
                                                             << render.log());
+}
+
+TEST_CASE("ssh cluster: a Blender scene through --hosts is byte-identical to farm single of it") {
+  if (!backend_scenes::have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("ssh_blender");
+  SshHosts hosts(dir);
+  if (!hosts.up) {
+    MESSAGE("skipped: real sshd hosts cannot run here: " << hosts.why_not);
+    return;
+  }
+  // The .blend and its image travel over the hosts' TCP links into their caches; each host's
+  // worker runs its own Blender on them.
+  const std::string scene = backend_scenes::make_blender_scene(dir, 48, 36, 16);
+  const std::string single = (dir / "single.png").string(), out = (dir / "farm.png").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "2"}, (dir / "single.log").string(), 120) == 0);
+  const std::string cache = (dir / "cache").string();
+  CHECK_MESSAGE(test_process::run({k_farm, "render", scene, "-o", out, "--frame", "2", "--hosts", hosts.host_file(cache),
+                                   "--ssh-command", hosts.ssh_command(), "--advertise", hosts.master_address(),
+                                   "--no-journal", "--policy", "fixed", "--block", "8"},
+                                  (dir / "render.log").string(), 180) == 0,
+                read_text((dir / "render.log").string()));
+  CHECK(test_process::same_file(single, out));
+  CHECK(read_text((dir / "render.log").string()).find("hosts: 3 started") != std::string::npos);
+  CHECK(none_left(cache));
+  fs::remove_all(dir);
 }
