@@ -76,6 +76,7 @@ class Worker {
   const WorkerOptions& m_o;
   Clock::time_point m_start = Clock::now();
   int m_threads;
+  int m_render_slots = 1;  // blocks rendered at once: m_threads x the renderer's renders_per_thread
   AssetCache m_cache;
   std::string m_name;
   zmq::context_t m_ctx;
@@ -338,7 +339,9 @@ void Worker::finish_loading() {
     fail_job(e.what(), proto::ErrorCode::internal);
     return;
   }
-  m_pool = std::make_unique<RenderPool>(*m_loaded->renderer, m_threads, [this](RenderOutput&& out) {
+  // A renderer whose processes mostly wait gets several blocks per thread at once.
+  m_render_slots = m_threads * std::max(1, m_loaded->renderer->renders_per_thread());
+  m_pool = std::make_unique<RenderPool>(*m_loaded->renderer, m_render_slots, [this](RenderOutput&& out) {
     {
       std::lock_guard<std::mutex> lock(m_done_mutex);
       m_done.push_back(std::move(out));
@@ -347,12 +350,16 @@ void Worker::finish_loading() {
     (void)::write(m_event_fd, &one, sizeof one);
   }, m_o.null_render, m_o.hang_after);
   m_state = State::working;
-  spdlog::info("scene loaded; rendering with {} thread(s)", m_threads);
+  if (m_render_slots == m_threads) {
+    spdlog::info("scene loaded; rendering with {} thread(s)", m_threads);
+  } else {
+    spdlog::info("scene loaded; rendering with {} thread(s), {} blocks at once", m_threads, m_render_slots);
+  }
   request_work();
 }
 
 void Worker::request_work() {
-  const size_t capacity = static_cast<size_t>(m_threads + std::max(0, m_o.prefetch));
+  const size_t capacity = static_cast<size_t>(m_render_slots + std::max(0, m_o.prefetch));
   if (m_state != State::working || m_assigned >= capacity) return;
   send(proto::WorkRequest{static_cast<uint32_t>(capacity - m_assigned)});
   m_last_request = now();
