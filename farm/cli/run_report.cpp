@@ -33,21 +33,27 @@ void print_report(std::ostream& out, const RunReport& r) {
   line("Image", std::to_string(r.width) + " x " + std::to_string(r.height) + ", " + std::to_string(r.frames) +
                     " frame(s), " + std::to_string(r.spp) + " spp, " + r.integrator);
   line("Pixels", std::to_string(r.pixels));
-  line("Geometry", std::to_string(r.scene_stats.triangles) + " triangles, " + std::to_string(r.scene_stats.spheres) +
-                       " spheres, " + std::to_string(r.scene_stats.instances) + " instances, " +
-                       std::to_string(r.scene_stats.emitters) + " emitters");
-  line("Camera rays", std::to_string(r.rays.camera));
-  line("Shadow rays", std::to_string(r.rays.shadow));
-  line("Reflected rays", std::to_string(r.rays.reflected));
-  line("Refracted rays", std::to_string(r.rays.refracted));
-  line("Indirect rays", std::to_string(r.rays.indirect));
-  line("Total rays", std::to_string(r.rays.total()));
+  // Another renderer (POV-Ray, Blender) says nothing of its geometry, rays or BVH: no zeros.
+  const bool counted = r.rays.total() > 0;
+  if (counted) {
+    line("Geometry", std::to_string(r.scene_stats.triangles) + " triangles, " + std::to_string(r.scene_stats.spheres) +
+                         " spheres, " + std::to_string(r.scene_stats.instances) + " instances, " +
+                         std::to_string(r.scene_stats.emitters) + " emitters");
+    line("Camera rays", std::to_string(r.rays.camera));
+    line("Shadow rays", std::to_string(r.rays.shadow));
+    line("Reflected rays", std::to_string(r.rays.reflected));
+    line("Refracted rays", std::to_string(r.rays.refracted));
+    line("Indirect rays", std::to_string(r.rays.indirect));
+    line("Total rays", std::to_string(r.rays.total()));
+  }
   line("Parse time", fixed(r.parse_seconds, 3) + " s");
-  line("Load time", fixed(r.load_seconds, 3) + " s");
-  line("BVH build time", fixed(r.bvh_seconds, 3) + " s");
+  if (counted) {
+    line("Load time", fixed(r.load_seconds, 3) + " s");
+    line("BVH build time", fixed(r.bvh_seconds, 3) + " s");
+  }
   line("Render time", fixed(r.render_seconds, 3) + " s (" + std::to_string(r.threads) + " threads)");
   line("Total time", fixed(r.total_seconds, 3) + " s");
-  line("Speed", fixed(mrays_per_second(r), 2) + " Mrays/s");
+  if (counted) line("Speed", fixed(mrays_per_second(r), 2) + " Mrays/s");
   line("Peak memory", fixed(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0), 1) + " MiB");
 }
 
