@@ -20,7 +20,8 @@ std::string number(double v, int decimals) { return std::isfinite(v) ? fixed(v, 
 
 std::string worker_json(const LiveWorker& w) {
   return object({json_field("id", w.id), json_field("name", w.name), json_field("host", w.host),
-                 json_field("threads", w.threads), json_field("state", w.state), json_field("blocks", w.blocks),
+                 json_field("threads", w.threads), json_field("state", w.state), json_field("reason", w.reason),
+                 json_field("blocks", w.blocks),
                  json_field("pixels", w.pixels), json_raw_field("mrays_per_second", number(w.mrays_per_second, 3)),
                  json_field("block_size", w.block_size), json_raw_field("wait_seconds", number(w.wait_seconds, 3)),
                  json_raw_field("rtt_ms", number(w.rtt_ms, 3)),

@@ -13,7 +13,8 @@ struct LiveWorker {
   std::string name;      // as the worker named itself (often user@host)
   std::string host;      // the part after '@', or the name
   int threads = 1;
-  std::string state;     // "rendering", "idle", "left", "dead"
+  std::string state;     // "rendering", "idle", "sitting out", "joining", "left", "dead"
+  std::string reason;    // why it sits the job out (its renderer is missing or another version)
   uint64_t blocks = 0, pixels = 0;
   double mrays_per_second = 0;  // its accepted rays over its busy render time
   int block_size = 0;           // the side of its next block

@@ -65,6 +65,9 @@ LiveStatus LivePublisher::status_of(double now, const JobController& job) const 
     if (w.busy_seconds > 0) lw.mrays_per_second = static_cast<double>(w.rays) / w.busy_seconds / 1e6;
     if (w.left >= 0) {
       lw.state = w.died ? "dead" : "left";
+    } else if (auto out = m_sitting_out.find(id); out != m_sitting_out.end()) {
+      lw.state = "sitting out";
+      lw.reason = out->second;
     } else if (s.has_worker(id)) {
       lw.state = s.attempts_of(id).empty() ? "idle" : "rendering";
       lw.block_size = s.block_size_of(id);

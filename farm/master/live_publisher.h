@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ class LivePublisher {
   // The accepted block's decoded pixels, in the wire encoding (as FrameStore::place takes them).
   void block_accepted(const Block& block, WorkerId worker, const std::vector<uint8_t>& pixels);
   void maybe_publish(double now, const JobController& job);
+  // A worker that cannot take part in this job (its renderer is missing or another version).
+  void worker_sits_out(WorkerId worker, const std::string& reason) { m_sitting_out[worker] = reason; }
   // The job ended: `outcome` ("complete", "failed: ...") and a closing summary of its blocks.
   void finish(double now, const JobController& job, const std::string& outcome);
   // Keeps the final state served for `seconds` more (--http-linger), unless `stop` turns true.
@@ -47,6 +50,7 @@ class LivePublisher {
   double m_interval;
   double m_last = -1e9;
   std::vector<LiveTile> m_tiles;
+  std::map<WorkerId, std::string> m_sitting_out;
 };
 
 }  // namespace farm

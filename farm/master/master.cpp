@@ -178,7 +178,7 @@ RunStatus Master::run() {
     }
     m_journal->sync_if_due();
     m_progress.update(now(), scheduler.completed_pixels(), scheduler.completed_blocks(), scheduler.outstanding_blocks(),
-                      scheduler.live_workers(), m_job->stats().accepted_rays());
+                      scheduler.live_workers(), m_sitting_out.size(), m_job->stats().accepted_rays());
     if (m_live) m_live->maybe_publish(now(), *m_job);
   }
   return finish();

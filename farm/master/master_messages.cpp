@@ -36,6 +36,7 @@ void Master::forget(WorkerId worker) {
   if (it == m_identity_of.end()) return;
   auto peer = m_peers.find(it->second);
   if (peer != m_peers.end() && m_o.on_worker_change) m_o.on_worker_change(peer->second.name, false);
+  m_sitting_out.erase(worker);
   m_peers.erase(it->second);
   m_identity_of.erase(it);
 }
@@ -210,7 +211,11 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
             m_job->leave(peer.id, t, false);
             forget(peer.id);
           } else {
-            spdlog::warn("worker {} reported: {}", peer.id, m.message);
+            // The worker cannot take part (its renderer is missing, or another version that may
+            // render other pixels): it stays connected, idle, and the job goes on without it.
+            spdlog::warn("worker {} '{}' sits this job out: {}", peer.id, peer.name, m.message);
+            m_sitting_out.insert(peer.id);
+            if (m_live) m_live->worker_sits_out(peer.id, m.message);
           }
         } else {
           bad_input(identity, std::string("unexpected ") + proto::message_name(*d.message));

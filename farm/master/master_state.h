@@ -98,7 +98,8 @@ class Master {
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends
-  bool m_scene_loaded_somewhere = false;  // some worker loaded it: a failure is then that worker's
+  bool m_scene_loaded_somewhere = false;
+  std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)  // some worker loaded it: a failure is then that worker's
   Progress m_progress;
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
   bool start_live_view();

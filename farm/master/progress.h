@@ -10,7 +10,9 @@ namespace farm {
 class Progress {
  public:
   void start(int64_t total_pixels);
-  void update(double now, int64_t done_pixels, uint64_t done_blocks, size_t outstanding, size_t workers, uint64_t rays);
+  // `sitting_out` of the `workers` are connected but cannot take part (shown, not counted as idle capacity).
+  void update(double now, int64_t done_pixels, uint64_t done_blocks, size_t outstanding, size_t workers,
+              size_t sitting_out, uint64_t rays);
   void done(double now);
 
  private:

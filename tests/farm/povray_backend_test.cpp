@@ -5,8 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <OpenImageIO/imageio.h>
+#include <httplib.h>
 
 #include <fstream>
+#include <regex>
+#include <thread>
 
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
@@ -118,5 +121,58 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
   // a sub/tex.png is not what POV-Ray would read.
   std::ofstream(dir / "sub" / "tex.png") << "a decoy";
   CHECK(files == std::vector<std::string>{(dir / "a.inc").string(), (dir / "sub" / "b.inc").string(), (dir / "tex.png").string()});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("povray: a worker with another POV-Ray sits the job out, shown with its reason, and the job goes on") {
+  if (!have_povray()) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_versions");
+  std::ofstream(dir / "ball.pov") << "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+                                  << "sphere { 0, 1 pigment { rgb <1, 0.4, 0.1> } }\n";
+  fs::create_directories(dir / "other");
+  std::ofstream(dir / "other" / "povray") << "#!/bin/sh\necho 'POV-Ray 9.9.9 (another build)'\n";
+  fs::permissions(dir / "other" / "povray", fs::perms::owner_all);
+  const std::string scene = (dir / "ball.pov").string(), out = (dir / "out.png").string();
+  test_process::Child master({k_farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--no-journal", "--width",
+                              "24", "--height", "16", "--http", "127.0.0.1:0"},
+                             (dir / "master.log").string());
+  REQUIRE(master.wait_for_log("live view:", 20));
+  const std::string endpoint = endpoint_from(master);
+  std::smatch port;
+  const std::string mlog = master.log();
+  REQUIRE(std::regex_search(mlog, port, std::regex("live view: http://127\\.0\\.0\\.1:([0-9]+)/")));
+  // PATH finds the other povray first: this worker's POV-Ray is not the master's.
+  // (Without --once: a --once worker that cannot take part exits 1 at once, while this one stays.)
+  test_process::Child other({"/usr/bin/env", "PATH=" + (dir / "other").string() + ":/usr/bin:/bin", k_farm, "worker",
+                             "--connect", endpoint, "--threads", "1", "--name", "other", "--cache",
+                             (dir / "cache").string(), "--give-up-after", "20"},
+                            (dir / "other.log").string());
+  REQUIRE(master.wait_for_log("sits this job out", 30));
+  CHECK_MESSAGE(master.log().find("worker 1 'other' sits this job out: this worker's POV-Ray is 'POV-Ray 9.9.9 (another "
+                                  "build)', the job's is 'POV-Ray 3.7") != std::string::npos,
+                master.log());
+  // The live view shows it as sitting out, with the reason.
+  std::string status;
+  for (int i = 0; i < 50 && status.find("sitting out") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    httplib::Client c("127.0.0.1", std::stoi(port[1]));
+    if (auto r = c.Get("/api/status")) status = r->body;
+  }
+  CHECK_MESSAGE(status.find("\"state\": \"sitting out\", \"reason\": \"this worker's POV-Ray is 'POV-Ray 9.9.9") !=
+                    std::string::npos,
+                status);
+  // A worker with the master's POV-Ray renders the job; both workers end with it.
+  test_process::Child same({k_farm, "worker", "--connect", endpoint, "--threads", "1", "--once", "--name", "same", "--cache",
+                            (dir / "cache").string(), "--give-up-after", "20"},
+                           (dir / "same.log").string());
+  CHECK(master.wait(60) == 0);
+  CHECK(same.wait(30) == 0);
+  CHECK(fs::exists(out));
+  CHECK(other.poll() == -1);  // still connected, waiting for a job it can render
+  other.kill(SIGTERM);
+  CHECK(other.wait(30) == 0);
   fs::remove_all(dir);
 }
