@@ -95,7 +95,9 @@ struct Allowed {
 };
 constexpr Allowed k_allowed[] = {{"BS", "block size: the farm's grid too"}, {"AM", "anti-aliasing method"}, {"AG", "anti-aliasing gamma"},
                                  {"A", "anti-aliasing (threshold)"}, {"R", "anti-aliasing depth"},
-                                 {"J", "jitter"}, {"Q", "quality"}, {"MV", "language version"}};
+                                 {"J", "jitter"}, {"Q", "quality"}, {"MV", "language version"},
+                                 {"KFI", "first frame"}, {"KFF", "last frame"}, {"KI", "first clock value"},
+                                 {"KF", "last clock value"}, {"KC", "cyclic animation"}};
 
 }  // namespace
 
@@ -140,7 +142,12 @@ std::vector<std::string> povray_options(const std::string& text) {
         const std::string name = a.name;
         if (upper.rfind(name, 0) != 0) continue;
         const std::string rest = upper.substr(name.size());
-        ok = rest.empty() || std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+        // Clock values may be negative; frame numbers and the rest are plain numbers.
+        const bool clock = name == "KI" || name == "KF";
+        const std::string digits = clock && !rest.empty() && rest[0] == '-' ? rest.substr(1) : rest;
+        ok = (rest.empty() && name != "KFI" && name != "KFF" && !clock) ||
+             (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }));
+        if ((name == "KFI" || name == "KFF") && rest.find('.') != std::string::npos) ok = false;
         if (name == "BS") ok = !rest.empty() && rest.size() <= 4 && rest.find('.') == std::string::npos && std::stoi(rest) >= 4;
         break;
       }
@@ -156,6 +163,36 @@ std::vector<std::string> povray_options(const std::string& text) {
   return out;
 }
 
+PovrayFrames povray_frames(const std::vector<std::string>& options) {
+  PovrayFrames f;
+  bool last_given = false;
+  for (const std::string& o : options) {
+    if (o.size() < 5 || (o[0] != '+' && o[0] != '-')) continue;
+    std::string upper = o.substr(1, 3);
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (upper != "KFI" && upper != "KFF") continue;
+    long v = 0;
+    try {
+      v = std::stol(o.substr(4));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("POV-Ray option '" + o + "': a frame number is a whole number");
+    }
+    if (v < 1 || v > 99999) throw std::invalid_argument("POV-Ray option '" + o + "': frame numbers are 1..99999 here");
+    if (upper == "KFI") f.first = static_cast<int>(v);
+    if (upper == "KFF") {
+      f.last = static_cast<int>(v);
+      last_given = true;
+    }
+  }
+  if (!last_given) f.last = f.first;  // no +KFF: one frame, as POV-Ray renders without animation
+  if (f.last < f.first) {
+    throw std::invalid_argument("POV-Ray options: the last frame (+KFF" + std::to_string(f.last) + ") comes before the first (+KFI" +
+                                std::to_string(f.first) + ")");
+  }
+  f.animated = last_given;
+  return f;
+}
+
 int povray_grid(const std::vector<std::string>& options) {
   int grid = k_povray_grid;
   for (const std::string& o : options) {
@@ -167,7 +204,8 @@ int povray_grid(const std::vector<std::string>& options) {
   return grid;
 }
 
-void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba, RunningProcesses* running) {
+void povray_render(const PovraySettings& s, int frame, int x, int y, int width, int height, float* rgba,
+                   RunningProcesses* running) {
   const fs::path scene(s.scene_path);
   const std::string dir = scene.parent_path().empty() ? "." : scene.parent_path().string();
   // In the temporary folder, not beside the scene (a user's scene folder may be read-only, and
@@ -199,9 +237,26 @@ void povray_render(const PovraySettings& s, int x, int y, int width, int height,
                              "+SC" + std::to_string(x + 1), "+EC" + std::to_string(x + width)});
   }
   args.insert(args.end(), s.options.begin(), s.options.end());
-  const int rc = run_in(args, dir, log, running, Block{1, x, y, width, height});
+  // An animation: POV-Ray's own frame (its clock and frame_number), alone, as +SF/+EF make it.
+  const PovrayFrames frames = povray_frames(s.options);
+  std::string written = image;
+  if (frames.animated) {
+    const int pov_frame = frames.first + frame - 1;
+    if (frame < 1 || pov_frame > frames.last) throw std::runtime_error("frame " + std::to_string(frame) + " is not in the animation");
+    args.insert(args.end(), {"+SF" + std::to_string(pov_frame), "+EF" + std::to_string(pov_frame)});
+    // POV-Ray numbers an animation's output file: farm-povray-...7.png or ...07.png.
+    const int digits = static_cast<int>(std::to_string(frames.last).size());
+    std::string number = std::to_string(pov_frame);
+    number.insert(0, static_cast<size_t>(std::max(0, digits - static_cast<int>(number.size()))), '0');
+    written = (tmp / (stem + number + ".png")).string();
+  }
+  struct RemoveWritten {
+    std::string path;
+    ~RemoveWritten() { ::unlink(path.c_str()); }
+  } remove_written{written};
+  const int rc = run_in(args, dir, log, running, Block{frame, x, y, width, height});
   if (rc == -1 || rc == 127) povray_version();  // throws the "install povray" message
-  auto in = rc == 0 ? OIIO::ImageInput::open(image) : nullptr;
+  auto in = rc == 0 ? OIIO::ImageInput::open(written) : nullptr;
   if (!in) {
     bool parse_error = false;
     const std::string complaint = povray_complaint(read_text(log), parse_error);
@@ -236,15 +291,15 @@ void povray_render(const PovraySettings& s, int x, int y, int width, int height,
 
 PovrayRenderer::PovrayRenderer(PovraySettings settings) : m_settings(std::move(settings)) {
   float probe[4 * 4 * 4];
-  povray_render(m_settings, 0, 0, std::min(4, m_settings.width), std::min(4, m_settings.height), probe);
+  povray_render(m_settings, 1, 0, 0, std::min(4, m_settings.width), std::min(4, m_settings.height), probe);
 }
 
 uint64_t PovrayRenderer::render(const Block& b, float* rgba) {
-  povray_render(m_settings, b.x, b.y, b.width, b.height, rgba, &m_running);
+  povray_render(m_settings, b.frame, b.x, b.y, b.width, b.height, rgba, &m_running);
   return 0;
 }
 
-void PovrayRenderer::interrupt(const Block& b) { m_running.kill(Block{1, b.x, b.y, b.width, b.height}); }
+void PovrayRenderer::interrupt(const Block& b) { m_running.kill(b); }
 
 void PovrayRenderer::interrupt_all() { m_running.kill_all(); }
 

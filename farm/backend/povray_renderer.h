@@ -44,10 +44,19 @@ std::vector<std::string> povray_options(const std::string& text);
 // the image equal a plain `povray` run), else k_povray_grid.
 int povray_grid(const std::vector<std::string>& options);
 
-// Renders `rect` (x, y, width, height; or the whole image) into linear float RGBA. A parse
-// error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error. With
+// An animation's frames from the options: +KFI (first, default 1) and +KFF (last); without +KFF
+// one frame. Farm frame f is POV-Ray's frame first + f - 1. Throws std::invalid_argument.
+struct PovrayFrames {
+  int first = 1, last = 1;
+  bool animated = false;  // +KFF given: POV-Ray renders frame by frame (+SF/+EF), clock from +KI/+KF
+  int count() const { return last - first + 1; }
+};
+PovrayFrames povray_frames(const std::vector<std::string>& options);
+
+// Renders `rect` (x, y, width, height; or the whole image) of farm frame `frame` into linear
+// float RGBA. A parse error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error. With
 // `running`, the povray process is listed there while it runs (so that it can be stopped).
-void povray_render(const PovraySettings& s, int x, int y, int width, int height, float* rgba,
+void povray_render(const PovraySettings& s, int frame, int x, int y, int width, int height, float* rgba,
                    RunningProcesses* running = nullptr);
 
 class PovrayRenderer : public BlockRenderer {

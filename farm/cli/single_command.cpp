@@ -156,7 +156,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
 }
 
 // POV-Ray renders the frame with +WT threads, as `povray` run by hand with the same switches.
-FrameRenderer povray_frames(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
+FrameRenderer povray_frame_renderer(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
   PovraySettings p;
   p.scene_path = o.render.scene_path;
   p.width = desc.settings.width;
@@ -164,12 +164,12 @@ FrameRenderer povray_frames(const SingleOptions& o, const rt::SceneDesc& desc, i
   p.options = povray_options(o.render.renderer_options);
   p.threads = threads;
   name = povray_version();
-  return [p](int, float* rgba) { povray_render(p, 0, 0, p.width, p.height, rgba); };
+  return [p](int frame, float* rgba) { povray_render(p, frame, 0, 0, p.width, p.height, rgba); };
 }
 
 // One Blender renders every frame whole with `threads` Cycles threads, through the same bridge
 // and settings as the farm's workers (blender_bridge.py).
-FrameRenderer blender_frames(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
+FrameRenderer blender_frame_renderer(const SingleOptions& o, const rt::SceneDesc& desc, int threads, std::string& name) {
   BlenderSettings b;
   b.scene_path = o.render.scene_path;
   b.width = desc.settings.width;
@@ -218,10 +218,10 @@ int run_single(const SingleOptions& o) {
   switch (scene_kind(o.render.scene_path)) {
     case SceneKind::povray:
       return run_single_backend(o, desc, frames, t_start, t_parsed,
-                                [&](int threads, std::string& name) { return povray_frames(o, desc, threads, name); });
+                                [&](int threads, std::string& name) { return povray_frame_renderer(o, desc, threads, name); });
     case SceneKind::blender:
       return run_single_backend(o, desc, frames, t_start, t_parsed,
-                                [&](int threads, std::string& name) { return blender_frames(o, desc, threads, name); });
+                                [&](int threads, std::string& name) { return blender_frame_renderer(o, desc, threads, name); });
     case SceneKind::native:
       break;
   }

@@ -34,7 +34,8 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
     throw std::invalid_argument("--spp, --max-depth, --integrator, --camera and --seed are the farm's own renderer's: a "
                                 "POV-Ray scene takes its options with --renderer-options (e.g. '+A0.3 +R3')");
   }
-  povray_options(o.renderer_options);  // refused before any work, naming the switch
+  // Refused before any work, naming the switch; an animation's frames are POV-Ray's +KFI..+KFF.
+  const PovrayFrames frames = povray_frames(povray_options(o.renderer_options));
   rt::AssetSearch search;
   search.dirs = o.asset_dirs;
   rt::SceneDesc desc;
@@ -42,7 +43,7 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
   desc.settings.width = o.width.value_or(k_povray_default_width);
   desc.settings.height = o.height.value_or(k_povray_default_height);
   desc.settings.spp = 1;
-  desc.settings.frames = 1;
+  desc.settings.frames = frames.count();
   desc.asset_files = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
   return desc;
 }
@@ -128,15 +129,9 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
 }  // namespace
 
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
-  if (scene_kind(o.scene_path) == SceneKind::povray) {
+  if (scene_kind(o.scene_path) != SceneKind::native) {
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
-    rt::SceneDesc desc = povray_scene_desc(o);
-    if (o.frame && *o.frame > 1) throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has 1 frame(s)");
-    return desc;
-  }
-  if (scene_kind(o.scene_path) == SceneKind::blender) {
-    if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
-    rt::SceneDesc desc = blender_scene_desc(o);
+    rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o) : blender_scene_desc(o);
     if (o.frame && *o.frame > desc.settings.frames) {
       throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
                                   std::to_string(desc.settings.frames) + " frame(s)");

@@ -284,6 +284,7 @@ void Worker::start_loading() {
       p.options = settings.renderer_options;
       p.threads = 1;  // one process per render thread, each with a block
       loaded->renderer = std::make_unique<PovrayRenderer>(p);
+      loaded->frames = povray_frames(p.options).count();
     } else if (scene_kind(scene_path) == SceneKind::blender) {
       BlenderSettings b;
       b.scene_path = scene_path;

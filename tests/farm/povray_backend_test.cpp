@@ -99,7 +99,7 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
   // Only the look of the image: size, region, output, display and threads are the farm's.
   CHECK(farm::povray_options(" +A0.3  +AM2 -J +R3 +Q9 +BS32 Declare=Ball=2 ") ==
         std::vector<std::string>{"+A0.3", "+AM2", "-J", "+R3", "+Q9", "+BS32", "Declare=Ball=2"});
-  for (const char* refused : {"+W10", "+H10", "+SR1", "+O/tmp/x.png", "+Iother.pov", "+D", "+WT8", "+KFF10", "+BS2", "+A0.3x",
+  for (const char* refused : {"+W10", "+H10", "+SR1", "+O/tmp/x.png", "+Iother.pov", "+D", "+WT8", "+SF3", "+KFF", "+KFI1.5", "+BS2", "+A0.3x",
                               "Output_File_Name=x", "+FE"}) {
     CAPTURE(refused);
     CHECK_THROWS_AS(farm::povray_options(refused), std::invalid_argument);
@@ -174,5 +174,44 @@ TEST_CASE("povray: a worker with another POV-Ray sits the job out, shown with it
   CHECK(other.poll() == -1);  // still connected, waiting for a job it can render
   other.kill(SIGTERM);
   CHECK(other.wait(30) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("povray: an animation's frames (+KFI..+KFF, clock) are the farm's frames, each equal to povray's own") {
+  if (!have_povray()) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_animation");
+  std::ofstream(dir / "anim.pov") << "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+                                  << "sphere { <clock * 2 - 1, 0, 0>, 0.5 pigment { rgb <1, 0.4, frame_number / 4> } }\n";
+  const std::string scene = (dir / "anim.pov").string();
+  const std::vector<std::string> look = {"--width", "32", "--height", "24", "--renderer-options", "+KFI2 +KFF4 +A0.3"};
+  auto farm = [&](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), k_farm);
+    args.insert(args.end(), look.begin(), look.end());
+    return test_process::run(args, (dir / log).string(), 120);
+  };
+  REQUIRE(farm({"single", scene, "-o", (dir / "single.png").string()}, "single.log") == 0);
+  REQUIRE(farm({"render", scene, "-o", (dir / "render.png").string(), "--workers", "2", "--block", "8"}, "render.log") == 0);
+  for (const char* frame : {"_0001.png", "_0002.png", "_0003.png"}) {
+    CAPTURE(frame);
+    CHECK(test_process::same_file((dir / (std::string("single") + frame)).string(), (dir / (std::string("render") + frame)).string()));
+  }
+  CHECK_FALSE(pixels_of((dir / "single_0001.png").string()) == pixels_of((dir / "single_0003.png").string()));
+  // The farm's frame 2 is POV-Ray's frame 3 of 2..4 (clock 0.5): povray by hand renders it so.
+  REQUIRE(test_process::run({"/bin/sh", "-c",
+                             "cd '" + dir.string() + "' && povray +Ianim.pov +Ohand.png +FN8 +W32 +H24 +KFI2 +KFF4 +SF3 +EF3 "
+                             "+A0.3 +BS4 -D -V"},
+                            (dir / "hand.log").string(), 120) == 0);
+  CHECK(pixels_of((dir / "hand3.png").string()) == pixels_of((dir / "single_0002.png").string()));
+  // --frame picks one; beyond the animation is refused.
+  REQUIRE(farm({"single", scene, "-o", (dir / "one.png").string(), "--frame", "2"}, "one.log") == 0);
+  CHECK(test_process::same_file((dir / "one.png").string(), (dir / "single_0002.png").string()));
+  test_process::Child beyond({k_farm, "single", scene, "-o", (dir / "x.png").string(), "--frame", "4", "--width", "32",
+                              "--height", "24", "--renderer-options", "+KFI2 +KFF4"},
+                             (dir / "beyond.log").string());
+  CHECK(beyond.wait(30) == 2);
+  CHECK_MESSAGE(beyond.log().find("--frame 4 but the scene has 3 frame(s)") != std::string::npos, beyond.log());
   fs::remove_all(dir);
 }
