@@ -181,7 +181,9 @@ TEST_CASE("live: headless Chromium shows the image and the worker table during a
   REQUIRE(render.wait_for_log("live view: http://", 30));
   const std::string url = url_in(render.log());
   REQUIRE(!url.empty());
-  REQUIRE(render.wait_for_log("joined", 30));
+  // Both workers, not the first to join: a loaded machine once dumped the page with one row.
+  REQUIRE(render.wait_for_log("'local-1' joined", 30));
+  REQUIRE(render.wait_for_log("'local-2' joined", 30));
   // --dump-dom prints the DOM once the page's scripts have run for the virtual time budget
   // (10 s: with 4 s a loaded CI machine once dumped the page before its first image arrived):
   // the page marks what it drew (data-ready, the image's decoded size, one row per worker).
