@@ -84,8 +84,18 @@ void RenderPool::loop() {
         out.rays = m_renderer.render(task.rect, out.rgba.data());
         out.render_seconds = now() - t0;
       } catch (const std::exception& e) {
-        spdlog::warn("block {}x{} at {},{} of frame {} failed: {}", task.rect.width, task.rect.height, task.rect.x,
-                     task.rect.y, task.rect.frame, e.what());
+        bool unwanted = false;  // cancelled meanwhile: its renderer was stopped on purpose
+        {
+          std::lock_guard<std::mutex> lock(m_mutex);
+          unwanted = m_cancelled.count(task.attempt) > 0;
+        }
+        if (unwanted) {
+          spdlog::info("block {}x{} at {},{} of frame {} stopped: {}", task.rect.width, task.rect.height, task.rect.x,
+                        task.rect.y, task.rect.frame, e.what());
+        } else {
+          spdlog::warn("block {}x{} at {},{} of frame {} failed: {}", task.rect.width, task.rect.height, task.rect.x,
+                       task.rect.y, task.rect.frame, e.what());
+        }
         cancelled = true;  // never send a partial block; the master re-issues it after the wait
       }
     }
