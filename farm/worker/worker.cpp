@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <chrono>
 #include <algorithm>
-#include <limits>
 #include <deque>
 #include <filesystem>
 #include <future>
@@ -19,19 +18,14 @@
 #include "assets/asset_cache.h"
 #include "assets/asset_manifest.h"
 #include "job/build_id.h"
-#include "job/job_settings.h"
 #include "job/run_status.h"
 #include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
-#include "scene/scene.h"
 #include "security/handshake_watch.h"
 #include "security/launch_secrets.h"
 #include "security/socket_security.h"
-#include "backend/native_renderer.h"
-#include "backend/blender_renderer.h"
-#include "backend/povray_renderer.h"
-#include "backend/scene_kind.h"
+#include "worker/job_loader.h"
 #include "worker/render_pool.h"
 
 namespace farm {
@@ -39,13 +33,6 @@ namespace farm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A job ready to render: the renderer behind the seam, and the image it renders.
-struct LoadedJob {
-  std::unique_ptr<rt::Scene> scene;  // ours; none for another renderer's scene
-  std::unique_ptr<BlockRenderer> renderer;
-  int width = 0, height = 0, frames = 1;
-};
 
 class Worker {
  public:
@@ -216,98 +203,13 @@ void Worker::start_loading() {
   m_job_dirs.push_back(dir);
   std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
   const proto::JobSettings settings = m_job.settings;
-  if (scene_kind(scene_path) == SceneKind::povray) {
-    // Another POV-Ray version may render other pixels: this worker sits the job out.
-    std::string mine;
-    try {
-      mine = povray_version();
-    } catch (const std::exception& e) {
-      fail_job(std::string("this worker cannot render POV-Ray scenes: ") + e.what(), proto::ErrorCode::internal);
-      return;
-    }
-    if (settings.renderer != mine) {
-      fail_job("this worker's POV-Ray is '" + mine + "', the job's is '" + settings.renderer.value_or("none") +
-                   "' (another version may render other pixels)",
-               proto::ErrorCode::internal);
-      return;
-    }
-    // The options become povray's argv here: each must be one switch the master may send,
-    // checked again (a master that sent "+O/elsewhere" would make povray write there).
-    for (const std::string& option : settings.renderer_options) {
-      std::vector<std::string> checked;
-      try {
-        checked = povray_options(option);
-      } catch (const std::invalid_argument& e) {
-        fail_job(std::string("the master sent a POV-Ray option this worker does not run: ") + e.what(),
-                 proto::ErrorCode::bad_message);
-        return;
-      }
-      if (checked.size() != 1 || checked.front() != option) {
-        fail_job("the master sent a POV-Ray option that is not one switch: '" + option + "'", proto::ErrorCode::bad_message);
-        return;
-      }
-    }
-  }
-  if (scene_kind(scene_path) == SceneKind::blender) {
-    // Another Blender version may render other pixels: this worker sits the job out.
-    std::string mine;
-    try {
-      mine = blender_version();
-    } catch (const std::exception& e) {
-      fail_job(std::string("this worker cannot render Blender scenes: ") + e.what(), proto::ErrorCode::internal);
-      return;
-    }
-    if (settings.renderer != mine) {
-      fail_job("this worker's Blender is '" + mine + "', the job's is '" + settings.renderer.value_or("none") +
-                   "' (another version may render other pixels)",
-               proto::ErrorCode::internal);
-      return;
-    }
-    try {
-      parse_blender_options(settings.renderer_options);  // only words the bridge's settings are made of
-    } catch (const std::invalid_argument& e) {
-      fail_job(std::string("the master sent a Blender option this worker does not take: ") + e.what(),
-               proto::ErrorCode::bad_message);
-      return;
-    }
+  if (std::optional<JobRefusal> refused = check_job_renderer(scene_path, settings)) {
+    fail_job(refused->message, refused->code);
+    return;
   }
   // Loading can take long (meshes, BVH): do it off the I/O thread so heartbeats go on.
   m_loading = std::async(std::launch::async, [scene_path, settings, this] {
-    auto loaded = std::make_unique<LoadedJob>();
-    loaded->width = settings.width;
-    loaded->height = settings.height;
-    if (scene_kind(scene_path) == SceneKind::povray) {
-      PovraySettings p;
-      p.scene_path = scene_path;
-      p.width = settings.width;
-      p.height = settings.height;
-      p.options = settings.renderer_options;
-      p.threads = 1;  // one process per render thread, each with a block
-      loaded->renderer = std::make_unique<PovrayRenderer>(p);
-      loaded->frames = povray_frames(p.options).count();
-    } else if (scene_kind(scene_path) == SceneKind::blender) {
-      BlenderSettings b;
-      b.scene_path = scene_path;
-      b.width = settings.width;
-      b.height = settings.height;
-      b.samples = settings.spp;
-      b.camera = settings.camera;
-      b.job = parse_blender_options(settings.renderer_options);
-      b.threads = 1;  // one Blender per render thread, each with a block
-      loaded->renderer = std::make_unique<BlenderRenderer>(b);
-      // The job's settings carry no frame count; the master's frames map onto the .blend's range.
-      loaded->frames = std::numeric_limits<int>::max();
-    } else {
-      rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
-      rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
-      apply_job_settings(desc, settings);
-      rt::LoadOptions load;
-      load.embree_threads = m_threads;
-      loaded->scene = rt::load_scene(desc, load);
-      for (const std::string& notice : loaded->scene->notices) spdlog::warn("{}: {}", scene_path, notice);
-      loaded->frames = loaded->scene->desc.settings.frames;
-      loaded->renderer = std::make_unique<NativeRenderer>(*loaded->scene);
-    }
+    std::unique_ptr<LoadedJob> loaded = load_job(scene_path, settings, m_threads);
     uint64_t one = 1;
     (void)::write(m_event_fd, &one, sizeof one);
     return loaded;

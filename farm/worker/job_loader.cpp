@@ -1,0 +1,125 @@
+#include "worker/job_loader.h"
+
+#include <spdlog/spdlog.h>
+
+#include <limits>
+
+#include "backend/blender_renderer.h"
+#include "backend/native_renderer.h"
+#include "backend/povray_renderer.h"
+#include "backend/scene_kind.h"
+#include "job/job_settings.h"
+
+namespace farm {
+
+namespace {
+
+// Another version may render other pixels: a worker whose renderer differs sits the job out.
+std::optional<JobRefusal> check_version(const std::string& renderer, std::string (*version)(),
+                                        const proto::JobSettings& settings) {
+  std::string mine;
+  try {
+    mine = version();
+  } catch (const std::exception& e) {
+    return JobRefusal{"this worker cannot render " + renderer + " scenes: " + e.what(), proto::ErrorCode::internal};
+  }
+  if (settings.renderer != mine) {
+    return JobRefusal{"this worker's " + renderer + " is '" + mine + "', the job's is '" + settings.renderer.value_or("none") +
+                          "' (another version may render other pixels)",
+                      proto::ErrorCode::internal};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<JobRefusal> check_job_renderer(const std::string& scene_path, const proto::JobSettings& settings) {
+  switch (scene_kind(scene_path)) {
+    case SceneKind::native:
+      return std::nullopt;
+    case SceneKind::povray: {
+      if (auto refused = check_version("POV-Ray", povray_version, settings)) return refused;
+      // The options become povray's argv here: each must be one switch the master may send,
+      // checked again (a master that sent "+O/elsewhere" would make povray write there).
+      for (const std::string& option : settings.renderer_options) {
+        std::vector<std::string> checked;
+        try {
+          checked = povray_options(option);
+        } catch (const std::invalid_argument& e) {
+          return JobRefusal{std::string("the master sent a POV-Ray option this worker does not run: ") + e.what(),
+                            proto::ErrorCode::bad_message};
+        }
+        if (checked.size() != 1 || checked.front() != option) {
+          return JobRefusal{"the master sent a POV-Ray option that is not one switch: '" + option + "'",
+                            proto::ErrorCode::bad_message};
+        }
+      }
+      try {
+        povray_frames(settings.renderer_options);
+      } catch (const std::invalid_argument& e) {
+        return JobRefusal{std::string("the master sent POV-Ray frames this worker does not take: ") + e.what(),
+                          proto::ErrorCode::bad_message};
+      }
+      return std::nullopt;
+    }
+    case SceneKind::blender: {
+      if (auto refused = check_version("Blender", blender_version, settings)) return refused;
+      try {
+        parse_blender_options(settings.renderer_options);  // only words the bridge's settings are made of
+      } catch (const std::invalid_argument& e) {
+        return JobRefusal{std::string("the master sent a Blender option this worker does not take: ") + e.what(),
+                          proto::ErrorCode::bad_message};
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::JobSettings& settings, int embree_threads) {
+  auto loaded = std::make_unique<LoadedJob>();
+  loaded->width = settings.width;
+  loaded->height = settings.height;
+  switch (scene_kind(scene_path)) {
+    case SceneKind::povray: {
+      PovraySettings p;
+      p.scene_path = scene_path;
+      p.width = settings.width;
+      p.height = settings.height;
+      p.options = settings.renderer_options;
+      p.threads = 1;  // one process per block, several per render thread (renders_per_thread)
+      loaded->renderer = std::make_unique<PovrayRenderer>(p);
+      loaded->frames = povray_frames(p.options).count();
+      break;
+    }
+    case SceneKind::blender: {
+      BlenderSettings b;
+      b.scene_path = scene_path;
+      b.width = settings.width;
+      b.height = settings.height;
+      b.samples = settings.spp;
+      b.camera = settings.camera;
+      b.job = parse_blender_options(settings.renderer_options);
+      b.threads = 1;  // one Blender per render thread, each with a block
+      loaded->renderer = std::make_unique<BlenderRenderer>(b);
+      // The job's settings carry no frame count; the master's frames map onto the .blend's range.
+      loaded->frames = std::numeric_limits<int>::max();
+      break;
+    }
+    case SceneKind::native: {
+      rt::AssetSearch search;  // only the job folder: the worker reads nothing but what it was sent
+      rt::SceneDesc desc = rt::parse_scene_file(scene_path, search);
+      apply_job_settings(desc, settings);
+      rt::LoadOptions load;
+      load.embree_threads = embree_threads;
+      loaded->scene = rt::load_scene(desc, load);
+      for (const std::string& notice : loaded->scene->notices) spdlog::warn("{}: {}", scene_path, notice);
+      loaded->frames = loaded->scene->desc.settings.frames;
+      loaded->renderer = std::make_unique<NativeRenderer>(*loaded->scene);
+      break;
+    }
+  }
+  return loaded;
+}
+
+}  // namespace farm
