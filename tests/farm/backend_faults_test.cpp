@@ -68,14 +68,15 @@ TEST_CASE("backend faults: a blender that hangs mid-block is stopped once anothe
     return;
   }
   const fs::path dir = test_paths::temp_dir("blender_hangs");
-  const std::string scene = backend_scenes::make_blender_scene(dir, 48, 36, 256);
+  // Long enough (about 3 s of CPU) that the stop lands while blocks are still being rendered.
+  const std::string scene = backend_scenes::make_blender_scene(dir, 64, 48, 1024);
   const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
   REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "1"}, (dir / "single.log").string(), 240) == 0);
   // SIGSTOP: the process neither renders nor dies. Its block is reassigned to the other worker;
   // when that result is committed the master cancels it here, and the worker stops the process.
   const auto [rc, stopped] = render_killing({k_farm, "render", scene, "-o", render, "--frame", "1", "--workers", "2",
                                              "--policy", "fixed", "--block", "8"},
-                                            (dir / "render.log").string(), "blender", 2, 0.3, 1, SIGSTOP);
+                                            (dir / "render.log").string(), "blender", 2, 0.1, 1, SIGSTOP);
   std::ifstream log_file(dir / "render.log");
   const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
   REQUIRE_MESSAGE(rc == 0, log);
