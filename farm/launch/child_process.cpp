@@ -111,17 +111,25 @@ void ChildProcess::read_stderr(int fd) {
       if (m_tail.size() > 20) m_tail.pop_front();
     }
   }
-  if (!pending.empty()) {
+  {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_tail.push_back(pending);
+    if (!pending.empty()) m_tail.push_back(pending);
+    m_stderr_closed = true;
   }
+  m_stderr_closed_cv.notify_all();
   ::close(fd);
 }
 
 std::optional<int> ChildProcess::poll() {
   if (m_exit || m_pid <= 0) return m_exit;
   int status = 0;
-  if (::waitpid(m_pid, &status, WNOHANG) == m_pid) m_exit = exit_code_of(status);
+  if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
+    m_exit = exit_code_of(status);
+    // Its last words may still be in the pipe: give the reader a moment to reach EOF, so that
+    // a reason built from stderr_tail() has them (bounded: a grandchild may hold the pipe open).
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_stderr_closed_cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return m_stderr_closed; });
+  }
   return m_exit;
 }
 

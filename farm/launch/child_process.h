@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,8 @@ class ChildProcess {
   std::optional<int> m_exit;
   std::thread m_reader;
   mutable std::mutex m_mutex;
+  std::condition_variable m_stderr_closed_cv;
+  bool m_stderr_closed = false;  // the reader saw EOF: m_tail holds every line
   std::deque<std::string> m_tail;
 };
 
