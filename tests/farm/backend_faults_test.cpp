@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backend_scenes.h"
+#include "launched_workers.h"
 
 using namespace farm_fixture;
 using backend_scenes::descendants_named;
@@ -53,8 +54,7 @@ TEST_CASE("backend faults: blender killed mid-render costs its block only, and t
   const auto [rc, killed] = render_killing({k_farm, "render", scene, "-o", render, "--frame", "1", "--workers", "2",
                                             "--policy", "fixed", "--block", "8"},
                                            (dir / "render.log").string(), "blender", 2, 0.4, 2);
-  std::ifstream log_file(dir / "render.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
   REQUIRE_MESSAGE(rc == 0, log);
   CHECK(killed >= 1);
   CHECK_MESSAGE(log.find("blender (the bridge process) was killed by signal 9") != std::string::npos, log);
@@ -77,8 +77,7 @@ TEST_CASE("backend faults: a blender that hangs mid-block is stopped once anothe
   const auto [rc, stopped] = render_killing({k_farm, "render", scene, "-o", render, "--frame", "1", "--workers", "2",
                                              "--policy", "fixed", "--block", "8"},
                                             (dir / "render.log").string(), "blender", 2, 0.1, 1, SIGSTOP);
-  std::ifstream log_file(dir / "render.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
   REQUIRE_MESSAGE(rc == 0, log);
   CHECK(stopped == 1);
   CHECK_MESSAGE(log.find("was stopped by the farm (its block is no longer wanted)") != std::string::npos, log);
@@ -103,8 +102,7 @@ TEST_CASE("backend faults: povray killed mid-block costs that block only, and th
                                          "--policy", "fixed", "--block", "16"};
   render_cmd.insert(render_cmd.end(), look.begin(), look.end());
   const auto [rc, killed] = render_killing(render_cmd, (dir / "render.log").string(), "povray", 2, 0.3, 2);
-  std::ifstream log_file(dir / "render.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
   REQUIRE_MESSAGE(rc == 0, log);
   CHECK(killed >= 1);
   CHECK_MESSAGE(log.find("povray was killed by signal 9") != std::string::npos, log);
