@@ -29,6 +29,9 @@ class BlenderProcess {
   // From another thread: makes a request in progress (or the next) fail at once, as if Blender
   // had died; the process is then killed and reaped by the thread that made the request.
   void interrupt();
+  // Interrupted at some point: its socket is shut, so it can serve no further request even if the
+  // request in progress was answered before the interrupt landed.
+  bool interrupted() const { return m_interrupted; }
   pid_t pid() const { return m_pid; }
 
  private:

@@ -219,7 +219,9 @@ uint64_t BlenderRenderer::render(const Block& b, float* rgba) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_busy.erase(std::remove_if(m_busy.begin(), m_busy.end(), [&](const auto& e) { return e.second == process.get(); }),
                m_busy.end());
-  m_idle.push_back(std::move(process));
+  // A cancel that landed just after Blender answered shut its socket: kept, it would fail the
+  // next block it is given. It is dropped (killed) instead, and the next block starts a new one.
+  if (!process->interrupted()) m_idle.push_back(std::move(process));
   return 0;
 }
 
