@@ -88,6 +88,7 @@ bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
 // Why the job must stop now ("" to go on): Ctrl-C, the caller, or no worker for too long.
 std::string Master::abort_reason() {
   if (m_o.stop && m_o.stop->load()) return "interrupted";
+  if (!m_block_failure.empty()) return m_block_failure;
   if (m_o.should_abort)
     if (std::string why = m_o.should_abort(); !why.empty()) return why;
   const double t = now();

@@ -149,6 +149,25 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   }
 }
 
+void Master::on_block_failed(const std::string& identity, const Peer& peer, const proto::BlockFailed& m) {
+  if (m.job_id != m_job_id) return bad_input(identity, "failure report for another job");
+  switch (m_job->check_lease(peer.id, m.attempt, m.rect)) {
+    case LeaseCheck::unknown_lease: return;  // settled meanwhile (another copy won, or it was cancelled)
+    case LeaseCheck::wrong_rectangle: return bad_input(identity, "failure report's rectangle does not match its lease");
+    case LeaseCheck::ok: break;
+  }
+  const Block& b = m.rect;
+  const int failures = ++m_block_failures[{b.frame, b.x, b.y, b.width, b.height}];
+  spdlog::warn("worker {} '{}' could not render block {}x{} at {},{} of frame {} (failure {} of at most {}): {}", peer.id,
+               peer.name, b.width, b.height, b.x, b.y, b.frame, failures, k_max_block_failures, m.reason);
+  // Back to the pool at once (unless another copy is still being rendered).
+  m_job->reject(peer.id, m.attempt);
+  if (failures >= k_max_block_failures && m_block_failure.empty()) {
+    m_block_failure = fmt::format("block {}x{} at {},{} of frame {} failed {} times, last on worker {} '{}': {}", b.width,
+                                  b.height, b.x, b.y, b.frame, failures, peer.id, peer.name, m.reason);
+  }
+}
+
 void Master::on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m) {
   for (const std::string& hash : m.hashes) {
     auto it = m_by_hash.find(hash);
@@ -187,6 +206,8 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
           on_request(identity, peer, m);
         } else if constexpr (std::is_same_v<T, proto::Result>) {
           on_result(identity, peer, m);
+        } else if constexpr (std::is_same_v<T, proto::BlockFailed>) {
+          on_block_failed(identity, peer, m);
         } else if constexpr (std::is_same_v<T, proto::AssetRequest>) {
           on_asset_request(identity, peer, m);
         } else if constexpr (std::is_same_v<T, proto::Heartbeat>) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <zmq.hpp>
 
 #include "assets/asset_manifest.h"
@@ -39,6 +40,10 @@ namespace farm::master_detail {
 
 using Clock = std::chrono::steady_clock;
 
+// A block whose renders failed this many times (on any workers) ends the job: a renderer that
+// crashes on one region every time would otherwise be given it forever (docs/failures.md).
+inline constexpr int k_max_block_failures = 5;
+
 struct Peer {
   WorkerId id = 0;
   std::string name;
@@ -64,6 +69,7 @@ class Master {
   void on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m);
   void on_result(const std::string& identity, Peer& peer, proto::Result& r);
   void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
+  void on_block_failed(const std::string& identity, const Peer& peer, const proto::BlockFailed& m);
   void heartbeat_round();
   void forget(WorkerId worker);
   std::string abort_reason();
@@ -98,8 +104,12 @@ class Master {
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends
-  bool m_scene_loaded_somewhere = false;
-  std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)  // some worker loaded it: a failure is then that worker's
+  bool m_scene_loaded_somewhere = false;  // some worker loaded it: a failure is then that worker's
+  std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)
+  // Renders of a block that failed (its renderer crashed or refused it), by frame, x, y, width,
+  // height; at k_max_block_failures the job ends with m_block_failure instead of retrying forever.
+  std::map<std::tuple<int, int, int, int, int>, int> m_block_failures;
+  std::string m_block_failure;
   Progress m_progress;
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
   bool start_live_view();

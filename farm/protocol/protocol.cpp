@@ -101,6 +101,11 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto msg = b.CreateString(x.message);
             return {w::Body::Error, w::CreateError(b, static_cast<w::ErrorCode>(x.code), msg).Union()};
           },
+          [&](const BlockFailed& x) -> std::pair<w::Body, Offset<void>> {
+            auto reason = b.CreateString(x.reason);
+            w::Rect r = rect_of(x.rect);
+            return {w::Body::BlockFailed, w::CreateBlockFailed(b, x.job_id, x.attempt, &r, reason).Union()};
+          },
       },
       m);
 }
@@ -256,6 +261,10 @@ class Reader {
         return Error{enumeration<ErrorCode>(static_cast<uint8_t>(x->code()), 3, "error code"),
                      str(x->message(), "message")};
       }
+      case w::Body::BlockFailed: {
+        const auto* x = env->body_as_BlockFailed();
+        return BlockFailed{x->job_id(), x->attempt(), rect(x->rect()), str(x->reason(), "reason")};
+      }
       default:
         throw Malformed{"unknown message type " + std::to_string(static_cast<int>(env->body_type()))};
     }
@@ -315,7 +324,8 @@ Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
 
 const char* message_name(const Message& message) {
   static const char* const names[] = {"Hello",   "Welcome", "AssetRequest", "AssetData", "WorkRequest", "Assign",
-                                      "Result",  "Cancel",  "Heartbeat",    "JobDone",   "Error"};
+                                      "Result",  "Cancel",  "Heartbeat",    "JobDone",   "Error",
+                                      "BlockFailed"};
   return names[message.index()];
 }
 

@@ -17,7 +17,7 @@ namespace farm::proto {
 
 // Bump when a change breaks old peers; Hello/Welcome carry it and mismatches are refused.
 // 2: render settings travel as a typed table (RenderSettings), no longer as "key=value" strings.
-constexpr uint32_t k_protocol_version = 2;
+constexpr uint32_t k_protocol_version = 3;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };
@@ -117,8 +117,15 @@ struct Error {
   std::string message;
 };
 
+struct BlockFailed {
+  uint64_t job_id = 0;
+  uint64_t attempt = 0;
+  Block rect;
+  std::string reason;
+};
+
 using Message = std::variant<Hello, Welcome, AssetRequest, AssetData, WorkRequest, Assign, Result, Cancel, Heartbeat,
-                             JobDone, Error>;
+                             JobDone, Error, BlockFailed>;
 
 // Upper bounds a decoder enforces. The defaults admit any legal message of a 16k x 16k image.
 struct Limits {

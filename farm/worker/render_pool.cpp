@@ -95,8 +95,9 @@ void RenderPool::loop() {
         } else {
           spdlog::warn("block {}x{} at {},{} of frame {} failed: {}", task.rect.width, task.rect.height, task.rect.x,
                        task.rect.y, task.rect.frame, e.what());
+          out.failure = e.what();  // the master is told, and gives the block back at once
         }
-        cancelled = true;  // never send a partial block; the master re-issues it after the wait
+        cancelled = true;  // never send a partial block
       }
     }
     {

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,7 +27,8 @@ struct RenderTask {
 
 struct RenderOutput {
   RenderTask task;
-  bool cancelled = false;    // dropped without rendering (or rendered after a cancel)
+  bool cancelled = false;    // dropped without rendering (or rendered after a cancel, or failed)
+  std::string failure;       // the renderer failed on it (not stopped on purpose): why, for the master
   std::vector<float> rgba;   // rect pixels, 4 floats each
   double render_seconds = 0;
   double queued_seconds = 0;

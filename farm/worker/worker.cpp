@@ -276,6 +276,12 @@ void Worker::drain_results() {
   }
   for (RenderOutput& out : done) {
     if (m_assigned > 0) --m_assigned;
+    if (!out.failure.empty()) {
+      // Said, not left to the lease: a master whose only idle worker holds the block would never
+      // give it out again. The reason is cut to what the protocol carries.
+      send(proto::BlockFailed{m_job.job_id, out.task.attempt, out.task.rect, out.failure.substr(0, 2000)});
+      continue;
+    }
     if (out.cancelled) continue;
     proto::Result r;
     r.job_id = m_job.job_id;

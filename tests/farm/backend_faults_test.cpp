@@ -4,6 +4,8 @@
 // byte-identical to `farm single`'s. Skips, saying so, without the renderer.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <regex>
 #include <thread>
 
 #include "backend_scenes.h"
@@ -107,5 +109,85 @@ TEST_CASE("backend faults: povray killed mid-block costs that block only, and th
   CHECK(killed >= 1);
   CHECK_MESSAGE(log.find("povray was killed by signal 9") != std::string::npos, log);
   CHECK(test_process::same_file((dir / "single.png").string(), (dir / "render.png").string()));
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A `povray` for PATH that answers --version and renders the worker's 4x4 probe (rows 1..4) as
+// Debian's does but, for a block, kills itself with SIGKILL: the first `failures` blocks (counted
+// with mkdir, which is atomic), or all of them with failures < 0. Returns the folder to put first
+// on PATH. Blocks must not end at row 4 (use blocks of 8 or more).
+std::string crashing_povray(const fs::path& dir, int failures) {
+  const fs::path bin = dir / "bin";
+  fs::create_directories(bin);
+  std::ofstream script(bin / "povray");
+  script << "#!/bin/sh\n"
+         << "case \"$1\" in --version) exec /usr/bin/povray \"$@\" ;; esac\n"
+         << "case \" $* \" in *' +ER4 '*) exec /usr/bin/povray \"$@\" ;; esac\n";
+  if (failures < 0) {
+    script << "kill -9 $$\n";
+  } else {
+    script << "for i in $(seq 1 " << failures << "); do\n"
+           << "  if mkdir '" << (dir / "crash-").string() << "'$i 2>/dev/null; then kill -9 $$; fi\n"
+           << "done\n";
+  }
+  script << "exec /usr/bin/povray \"$@\"\n";
+  script.close();
+  fs::permissions(bin / "povray", fs::perms::owner_all);
+  return bin.string();
+}
+
+const char k_ball[] =
+    "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+    "sphere { 0, 1 pigment { rgb <1, 0.4, 0.1> } }\n";
+
+}  // namespace
+
+TEST_CASE("backend faults: a block whose renderer crashed is given back at once, even to the one worker there is") {
+  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_one_worker_crash");
+  std::ofstream(dir / "ball.pov") << k_ball;
+  const std::string scene = (dir / "ball.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "32", "--height", "24"},
+                            (dir / "single.log").string(), 120) == 0);
+  // One worker, whose povray crashes on its first two renders. The worker holds those leases; the
+  // scheduler never gives a worker a copy of a block it holds, so unless the worker says the block
+  // failed, its lease stays open with no one else to take it, and the render never ends.
+  const std::string path = crashing_povray(dir, 2) + ":/usr/bin:/bin";
+  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render, "--width", "32",
+                                    "--height", "24", "--workers", "1", "--policy", "fixed", "--block", "8"},
+                                   (dir / "render.log").string(), 120);
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK_MESSAGE(log.find("could not render block 8x8") != std::string::npos, log);
+  CHECK_MESSAGE(log.find("(failure 1 of at most 5): povray was killed by signal 9") != std::string::npos, log);
+  CHECK(test_process::same_file(single, render));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("backend faults: a block that fails on every render ends the job after 5 tries, naming it and why") {
+  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_always_crashes");
+  std::ofstream(dir / "ball.pov") << k_ball;
+  const std::string render = (dir / "render.png").string();
+  const std::string path = crashing_povray(dir, -1) + ":/usr/bin:/bin";
+  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", (dir / "ball.pov").string(), "-o",
+                                    render, "--width", "32", "--height", "24", "--workers", "2", "--policy", "fixed",
+                                    "--block", "16"},
+                                   (dir / "render.log").string(), 120);
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
+  CHECK_MESSAGE(rc == 1, log);
+  CHECK_MESSAGE(std::regex_search(log, std::regex("block 16x[0-9]+ at [0-9]+,[0-9]+ of frame 1 failed 5 times, last on "
+                                                  "worker [12] '[^']+': povray was killed by signal 9: no image written")),
+                log);
+  CHECK_FALSE(fs::exists(render));
   fs::remove_all(dir);
 }

@@ -45,7 +45,8 @@ std::vector<Message> samples() {
           proto::Cancel{42, 9},
           Heartbeat{77, false},
           JobDone{42},
-          Error{ErrorCode::incompatible, "protocol 2 != 1"}};
+          Error{ErrorCode::incompatible, "protocol 2 != 1"},
+          BlockFailed{42, 9, {1, 0, 0, 32, 32}, "blender (the bridge process) was killed by signal 9"}};
 }
 
 bool same(const Message& a, const Message& b) {
@@ -80,7 +81,7 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK(w.assets[1].name == "meshes/pawn.ply");
   CHECK(w.pixel_encoding == PixelEncoding::srgb8);
   CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}});
-  CHECK(k_protocol_version == 2);  // render settings typed since 2; a peer of 1 is refused at Hello
+  CHECK(k_protocol_version == 3);  // BlockFailed since 3, typed render settings since 2: older peers are refused at Hello
 }
 
 TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {

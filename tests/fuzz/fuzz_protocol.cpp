@@ -62,6 +62,9 @@ template <typename F> void each_field(Cancel& m, F&& f) { f(m.job_id), f(m.attem
 template <typename F> void each_field(Heartbeat& m, F&& f) { f(m.sequence); }
 template <typename F> void each_field(JobDone& m, F&& f) { f(m.job_id); }
 template <typename F> void each_field(Error& m, F&& f) { f(m.message); }
+template <typename F> void each_field(BlockFailed& m, F&& f) {
+  f(m.job_id), f(m.attempt), f(m.rect.frame), f(m.rect.x), f(m.rect.y), f(m.rect.width), f(m.rect.height), f(m.reason);
+}
 
 template <typename T>
 T hostile_integer(std::mt19937_64& rng, T current) {
@@ -125,7 +128,7 @@ struct Mutate {
 
 // A valid message of each type, for inputs that do not decode (and as the seed corpus).
 Message sample(uint64_t which) {
-  switch (which % 11) {
+  switch (which % 12) {
     case 0: return Hello{k_protocol_version, "build", "node1", 2, {"abc"}};
     case 1: {
       Welcome w;
@@ -156,6 +159,7 @@ Message sample(uint64_t which) {
     case 7: return Cancel{7, 1};
     case 8: return Heartbeat{9, true};
     case 9: return JobDone{7};
+    case 10: return BlockFailed{7, 1, Block{1, 8, 8, 4, 4}, "povray was killed by signal 9"};
     default: return Error{ErrorCode::bad_message, "no"};
   }
 }
