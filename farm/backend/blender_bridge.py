@@ -1,5 +1,5 @@
 # The farm's bridge inside one `blender -b SCENE.blend --python-expr <this file> -- ARGS` process
-# (farm/backend/blender_process.cpp starts it; docs/backends.md explains the choices).
+# (farm/backend/blender_process.cpp starts it; docs/blender.md explains the choices).
 #
 # It loads the .blend once, sets it up for exact block renders and then serves requests, one per
 # line on stdin, replying one line each on file descriptor 3:

@@ -1,6 +1,6 @@
 // One `blender -b SCENE.blend` process running the farm's bridge (blender_bridge.py, built into
 // the binary): it loads the scene once and renders border regions on request, so a block costs
-// Blender's render of it, not its start-up and scene load (docs/backends.md). Requests go down
+// Blender's render of it, not its start-up and scene load (docs/blender.md). Requests go down
 // its stdin, one line each; replies come back on its file descriptor 3, one line each.
 #pragma once
 

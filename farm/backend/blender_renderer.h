@@ -2,7 +2,7 @@
 // `blender -b SCENE.blend` (BlenderProcess) that renders border regions cropped to the block.
 // Cycles samples every pixel from its own coordinates, so a border region's pixels equal the
 // full frame's exactly once the settings that read across pixels are off (adaptive sampling,
-// denoising, compositing, dithering: blender_bridge.py, docs/backends.md).
+// denoising, compositing, dithering: blender_bridge.py, docs/blender.md).
 #pragma once
 
 #include <memory>

@@ -21,7 +21,7 @@ constexpr int k_povray_grid = 4;
 constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
 // povray processes per render thread of a worker. A povray run spends most of its wall time in
 // its front end's fixed 50 ms waits, not computing: one 16x16 block of chess2 took 0.65 s of
-// wall time and 0.02 s of CPU, and 8 at once 0.77 s (docs/backends.md, Cost of a block).
+// wall time and 0.02 s of CPU, and 8 at once 0.77 s (docs/povray.md, Cost of a block).
 constexpr int k_povray_renders_per_thread = 4;
 
 struct PovraySettings {

@@ -4,7 +4,7 @@
 # path, as the farm requires), Blender's default cube with a glossy material, a sun, an area light
 # and the default camera. The settings that read across pixels are off in the file itself
 # (adaptive sampling, denoising, dithering), so `blender -b OUT.blend -f 1` by hand renders the
-# image the farm's blocks reassemble to (docs/backends.md).
+# image the farm's blocks reassemble to (docs/blender.md).
 import os
 import sys
 
