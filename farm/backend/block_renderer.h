@@ -26,6 +26,10 @@ class BlockRenderer {
   // computes all the time; more for one whose processes mostly wait (POV-Ray), so that the CPU
   // the worker was given stays busy.
   virtual int renders_per_thread() const { return 1; }
+  // Seconds of a block's render that do not depend on its size (a process start, a scene parse),
+  // as measured by this renderer; 0 where negligible. The master adds it to the worker's per-lease
+  // overhead, which the factoring policy weighs against smaller blocks.
+  virtual double seconds_per_block() const { return 0; }
 };
 
 }  // namespace farm

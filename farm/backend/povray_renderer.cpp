@@ -1,5 +1,6 @@
 #include "backend/povray_renderer.h"
 
+#include <chrono>
 #include <OpenImageIO/imageio.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -291,7 +292,9 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
 
 PovrayRenderer::PovrayRenderer(PovraySettings settings) : m_settings(std::move(settings)) {
   float probe[4 * 4 * 4];
+  const auto start = std::chrono::steady_clock::now();
   povray_render(m_settings, 1, 0, 0, std::min(4, m_settings.width), std::min(4, m_settings.height), probe);
+  m_seconds_per_block = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 uint64_t PovrayRenderer::render(const Block& b, float* rgba) {

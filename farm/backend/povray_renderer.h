@@ -67,10 +67,12 @@ class PovrayRenderer : public BlockRenderer {
   void interrupt(const Block& block) override;
   void interrupt_all() override;
   int renders_per_thread() const override { return k_povray_renders_per_thread; }
+  double seconds_per_block() const override { return m_seconds_per_block; }
 
  private:
   PovraySettings m_settings;
   RunningProcesses m_running;
+  double m_seconds_per_block = 0;  // the probe's wall time: a povray run of 16 pixels is nearly all start-up
 };
 
 }  // namespace farm

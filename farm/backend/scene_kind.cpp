@@ -4,6 +4,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "backend/povray_renderer.h"
+
 namespace farm {
 
 SceneKind scene_kind(const std::string& scene_path) {
@@ -22,5 +24,7 @@ const char* scene_kind_name(SceneKind kind) {
   }
   return "native";
 }
+
+int renders_per_thread(SceneKind kind) { return kind == SceneKind::povray ? k_povray_renders_per_thread : 1; }
 
 }  // namespace farm

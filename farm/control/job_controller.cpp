@@ -70,10 +70,14 @@ ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds no
                                                        report.queued_seconds, l.rtt, report.wire_bytes);
     const Seconds overhead = update_overhead_estimate(l.overhead, lease->second.assigned, now, report.render_seconds,
                                                       report.queued_seconds, l.rtt, report.wire_bytes, bandwidth);
-    if (bandwidth != l.bandwidth || overhead != l.overhead) {
+    const Seconds renderer = update_renderer_overhead(l.renderer, report.render_seconds, report.fixed_seconds);
+    if (bandwidth != l.bandwidth || overhead != l.overhead || renderer != l.renderer) {
       l.bandwidth = bandwidth;
       l.overhead = overhead;
-      m_scheduler.network_sample(worker, l.rtt, l.bandwidth, l.overhead);
+      l.renderer = renderer;
+      // A lease costs the link's overhead and the renderer's start-up alike: both are paid per block.
+      const Seconds per_lease = overhead < 0 && renderer < 0 ? -1 : std::max(0.0, overhead) + std::max(0.0, renderer);
+      m_scheduler.network_sample(worker, l.rtt, l.bandwidth, per_lease);
     }
   }
   ResultReply reply = m_scheduler.result(worker, attempt, now);

@@ -26,6 +26,7 @@ struct ResultReport {
   double queued_seconds = 0;
   uint64_t wire_bytes = 0;  // payload as it crossed the link (compressed or not)
   uint64_t rays = 0;
+  double fixed_seconds = 0;  // of render_seconds, the renderer's cost of any block (the worker's measure)
 };
 
 class JobController {
@@ -69,6 +70,7 @@ class JobController {
     Seconds rtt = 0;
     double bandwidth = 0;  // smoothed bytes/s of result transfers, 0 = unknown
     Seconds overhead = -1;  // smoothed lease time besides render, queue, round trip and transfer, < 0 = unknown
+    Seconds renderer = -1;  // smoothed fixed_seconds of its results (a process start per block), < 0 = unknown
   };
   Scheduler m_scheduler;
   std::unique_ptr<SchedulerTrace> m_trace;

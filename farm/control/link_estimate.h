@@ -43,4 +43,14 @@ inline double update_overhead_estimate(double current, double assigned_at, doubl
   return current >= 0 ? 0.8 * current + 0.2 * sample : sample;
 }
 
+// The renderer's own cost of any block (Result.fixed_seconds: POV-Ray's process start and parse,
+// which the link estimate above cannot see because it is inside render_seconds). A worker's
+// nonsense (negative, not finite, more than the render) keeps `current`.
+inline double update_renderer_overhead(double current, double render_seconds, double fixed_seconds) {
+  if (!std::isfinite(fixed_seconds) || !std::isfinite(render_seconds) || fixed_seconds <= 0 ||
+      fixed_seconds > render_seconds)
+    return current;
+  return current >= 0 ? 0.8 * current + 0.2 * fixed_seconds : fixed_seconds;
+}
+
 }  // namespace farm

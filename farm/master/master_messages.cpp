@@ -2,6 +2,8 @@
 // its view of them fresh). The loop that calls these is in master.cpp.
 #include "master/master_state.h"
 
+#include "backend/scene_kind.h"
+
 namespace farm::master_detail {
 
 bool Master::send(const std::string& identity, const proto::Message& m) {
@@ -89,8 +91,16 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
     p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
     it = m_peers.emplace(identity, p).first;
     m_identity_of[p.id] = identity;
-    m_job->join(p.id, p.name, static_cast<int>(h.threads), now());
-    spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    // Its render slots: a POV-Ray worker runs several povray processes per thread (they mostly
+    // wait), and the policies must queue work for all of them.
+    const int per_thread = renders_per_thread(scene_kind(m_o.render.scene_path));
+    m_job->join(p.id, p.name, static_cast<int>(h.threads) * per_thread, now());
+    if (per_thread > 1) {
+      spdlog::info("worker {} '{}' joined with {} thread(s), {} blocks at once", p.id, p.name, h.threads,
+                   h.threads * per_thread);
+    } else {
+      spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    }
     if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
   }
   proto::Welcome w;
@@ -138,7 +148,7 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   std::vector<uint8_t> decoded;
   if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded); !s.ok()) return reject(s.message());
 
-  ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays});
+  ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays, r.fixed_seconds});
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
   m_journal->record(r.attempt, peer.id, reply.block, r.render_seconds, decoded);
   m_store->place(reply.block, decoded);

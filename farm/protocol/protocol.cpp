@@ -85,7 +85,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             return {w::Body::Result,
                     w::CreateResult(b, x.job_id, x.attempt, &r, static_cast<w::PixelEncoding>(x.encoding),
                                     static_cast<w::Compression>(x.compression), x.raw_size, pixels, x.render_seconds,
-                                    x.rays, x.queued_seconds)
+                                    x.rays, x.queued_seconds, x.fixed_seconds)
                         .Union()};
           },
           [&](const Cancel& x) -> std::pair<w::Body, Offset<void>> {
@@ -244,6 +244,7 @@ class Reader {
         r.render_seconds = x->render_seconds();
         r.rays = x->rays();
         r.queued_seconds = x->queued_seconds();
+        r.fixed_seconds = x->fixed_seconds();
         return r;
       }
       case w::Body::Cancel: {

@@ -96,6 +96,7 @@ struct Result {
   double render_seconds = 0;
   uint64_t rays = 0;
   double queued_seconds = 0;
+  double fixed_seconds = 0;  // of render_seconds, what the renderer spends on any block (POV-Ray's start-up)
 };
 
 struct Cancel {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -83,6 +84,7 @@ void RenderPool::loop() {
         double t0 = now();
         out.rays = m_renderer.render(task.rect, out.rgba.data());
         out.render_seconds = now() - t0;
+        out.fixed_seconds = std::min(out.render_seconds, m_renderer.seconds_per_block());
       } catch (const std::exception& e) {
         bool unwanted = false;  // cancelled meanwhile: its renderer was stopped on purpose
         {

@@ -32,6 +32,7 @@ struct RenderOutput {
   std::vector<float> rgba;   // rect pixels, 4 floats each
   double render_seconds = 0;
   double queued_seconds = 0;
+  double fixed_seconds = 0;  // of render_seconds, what the renderer spends on any block (seconds_per_block)
   uint64_t rays = 0;
 };
 

@@ -298,6 +298,7 @@ void Worker::drain_results() {
     }
     r.render_seconds = out.render_seconds;
     r.queued_seconds = out.queued_seconds;
+    r.fixed_seconds = out.fixed_seconds;
     r.rays = out.rays;
     send(r);
   }

@@ -139,6 +139,26 @@ TEST_CASE("controller: what a lease costs besides render, queue and round trip r
   CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.8 * 0.25));
 }
 
+TEST_CASE("controller: a renderer's cost of any block (POV-Ray's start-up) counts in the per-lease overhead") {
+  SchedulerConfig c = small_job();
+  c.width = 192;  // six blocks
+  JobController job(c, nullptr);
+  job.join(1, "a", 1, 0.0);
+  job.round_trip(1, 0.25);
+  std::vector<Assignment> a = job.request(1, 0.0, 3);
+  REQUIRE(a.size() == 3);
+  // Lease of 2 s = 1 s render + 0.5 s queued + 0.25 s rtt + 0.25 s link overhead; of the 1 s
+  // render, 0.75 s is the renderer's start-up, which a smaller block would pay all the same.
+  job.result(1, a[0].attempt, 2.0, ResultReport{1.0, 0.5, 100, 0, 0.75});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.25 + 0.75));
+  // Nonsense (more than the render, negative, not finite) is no sample.
+  job.result(1, a[1].attempt, 4.0, ResultReport{1.0, 0.5, 100, 0, 5.0});
+  const double link = 0.8 * 0.25 + 0.2 * (4.0 - 1.0 - 0.5 - 0.25);  // the link part still learns
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(link + 0.75));
+  job.result(1, a[2].attempt, 4.0, ResultReport{1.0, 0.5, 100, 0, std::nan("")});
+  CHECK(job.scheduler().lease_overhead_of(1) == doctest::Approx(0.8 * link + 0.2 * (4.0 - 1.0 - 0.5 - 0.25) + 0.75));
+}
+
 TEST_CASE("controller: with a trace stream every scheduler call is written and replays to the same decisions") {
   std::stringstream trace;
   {

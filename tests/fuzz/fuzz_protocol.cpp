@@ -56,7 +56,7 @@ template <typename F> void each_field(Assign& m, F&& f) {
 }
 template <typename F> void each_field(Result& m, F&& f) {
   f(m.job_id), f(m.attempt), f(m.rect.frame), f(m.rect.x), f(m.rect.y), f(m.rect.width), f(m.rect.height),
-      f(m.raw_size), f(m.pixels), f(m.rays), f(m.render_seconds), f(m.queued_seconds), f(m.compression);
+      f(m.raw_size), f(m.pixels), f(m.rays), f(m.render_seconds), f(m.queued_seconds), f(m.fixed_seconds), f(m.compression);
 }
 template <typename F> void each_field(Cancel& m, F&& f) { f(m.job_id), f(m.attempt); }
 template <typename F> void each_field(Heartbeat& m, F&& f) { f(m.sequence); }
