@@ -2,8 +2,9 @@
 // (+SR +ER +SC +EC), its 8-bit PNG read back and cropped. POV-Ray anti-aliases block by block
 // with its own internal blocks counted from the region's start, so a region that starts off
 // its grid renders other pixels than the full frame (43 of chess2's 160x120 differed): the
-// renderer runs with +BS4 and the scheduler carves only on a 4-pixel grid (k_povray_grid),
-// which makes every region byte-identical to the same pixels of a full-frame render.
+// renderer runs with +BS equal to the grid and the scheduler carves only on that grid
+// (k_povray_grid, or the job's own +BS), which makes every region byte-identical to the same
+// pixels of a full-frame render.
 #pragma once
 
 #include <atomic>
@@ -15,14 +16,23 @@
 
 namespace farm {
 
-// Block origins and sides are multiples of this (except where the image ends).
-constexpr int k_povray_grid = 4;
+// Block origins and sides are multiples of this (except where the image ends). POV-Ray's own
+// default +BS: the farm's image is then a plain `povray` run's, and a smaller internal block
+// costs CPU on every pixel (chess2 640x480 +A0.3, full frame: 66.7 CPU-s with +BS4, 60.7 with
+// +BS8, 53.8 with +BS32; results/bench_povray_costs.md). A block smaller than 32x32 would be
+// mostly povray's start-up anyway.
+constexpr int k_povray_grid = 32;
 // POV-Ray's own default size (Debian's /etc/povray/3.7/povray.ini) when none is given.
 constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
 // povray processes per render thread of a worker. A povray run spends most of its wall time in
 // its front end's fixed 50 ms waits, not computing: one 16x16 block of chess2 took 0.65 s of
 // wall time and 0.02 s of CPU, and 8 at once 0.77 s (docs/povray.md, Cost of a block).
 constexpr int k_povray_renders_per_thread = 4;
+// A POV-Ray job's policy when the user chose none: fixed blocks of this size. chess2 at 960x720
+// +A0.3, 2 workers of 1 thread against `farm single --threads 2`: fixed 128 0.94 of single's
+// speed, fixed 64 0.85, factoring 0.79, seed 0.54 (it halves to the grid: a block's wall time,
+// 4 povray sharing a core, passes the waiting time) (results/bench_povray_costs.md).
+constexpr int k_povray_default_block = 128;
 
 struct PovraySettings {
   std::string scene_path;  // the .pov file; povray runs in its folder

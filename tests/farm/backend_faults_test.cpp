@@ -153,14 +153,16 @@ TEST_CASE("backend faults: a block whose renderer crashed is given back at once,
   std::ofstream(dir / "ball.pov") << k_ball;
   const std::string scene = (dir / "ball.pov").string();
   const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
-  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "32", "--height", "24"},
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "32", "--height", "24",
+                             "--renderer-options", "+BS8"},
                             (dir / "single.log").string(), 120) == 0);
   // One worker, whose povray crashes on its first two renders. The worker holds those leases; the
   // scheduler never gives a worker a copy of a block it holds, so unless the worker says the block
   // failed, its lease stays open with no one else to take it, and the render never ends.
   const std::string path = crashing_povray(dir, 2) + ":/usr/bin:/bin";
   const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render, "--width", "32",
-                                    "--height", "24", "--workers", "1", "--policy", "fixed", "--block", "8"},
+                                    "--height", "24", "--workers", "1", "--policy", "fixed", "--block", "8",
+                                    "--renderer-options", "+BS8"},
                                    (dir / "render.log").string(), 120);
   const std::string log = launched_workers::read_text((dir / "render.log").string());
   REQUIRE_MESSAGE(rc == 0, log);
@@ -181,7 +183,7 @@ TEST_CASE("backend faults: a block that fails on every render ends the job after
   const std::string path = crashing_povray(dir, -1) + ":/usr/bin:/bin";
   const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", (dir / "ball.pov").string(), "-o",
                                     render, "--width", "32", "--height", "24", "--workers", "2", "--policy", "fixed",
-                                    "--block", "16"},
+                                    "--block", "16", "--renderer-options", "+BS16"},
                                    (dir / "render.log").string(), 120);
   const std::string log = launched_workers::read_text((dir / "render.log").string());
   CHECK_MESSAGE(rc == 1, log);
