@@ -34,7 +34,7 @@ const std::atomic<bool>* install_stop_flag() {
   return &g_stop;
 }
 
-void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen, bool* block_chosen) {
   CLI::Option* block = cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square; "
                                       "default 32, and 128 with --policy factoring, which carves by predicted cost)")
                            ->transform(in_range(1, 4096));
@@ -47,10 +47,14 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o) {
   // The names come from the policy's own table (scheduler/policy.h).
   std::map<std::string, PolicyKind> policies;
   for (PolicyKind k : k_all_policies) policies[policy_name(k)] = k;
-  cmd.add_option("--policy", o.policy, "Block-size policy: fixed, seed, adaptive or factoring")
-      ->transform(CLI::CheckedTransformer(policies))
-      ->default_str(policy_name(o.policy));
-  cmd.parse_complete_callback([&o, block, min_block] {
+  CLI::Option* policy = cmd.add_option("--policy", o.policy,
+                                       "Block-size policy: fixed, seed, adaptive or factoring (a POV-Ray scene: "
+                                       "fixed, with blocks of 128 unless --block)")
+                            ->transform(CLI::CheckedTransformer(policies))
+                            ->default_str(policy_name(o.policy));
+  cmd.parse_complete_callback([&o, block, min_block, policy, policy_chosen, block_chosen] {
+    if (policy_chosen) *policy_chosen = policy->count() > 0;
+    if (block_chosen) *block_chosen = block->count() > 0;
     if (block->count() == 0 && o.policy == PolicyKind::factoring) o.block_size = k_factoring_block_size;
     if (min_block->count() > 0 && o.min_block > o.block_size) {
       throw CLI::ValidationError("--min-block", std::to_string(o.min_block) + " is larger than the block size " +
@@ -94,7 +98,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   MasterOptions& o = mo.master;
   CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
   add_render_options(*cmd, o.render);
-  add_scheduling_options(*cmd, o.scheduling);
+  add_scheduling_options(*cmd, o.scheduling, &o.policy_chosen, &o.block_chosen);
   cmd->add_option("--bind", o.bind,
                   "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
                   "--allow, or --insecure")
@@ -149,7 +153,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
 void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("render", "Render on this machine with a local master and local workers");
   add_render_options(*cmd, o.master.render);
-  add_scheduling_options(*cmd, o.master.scheduling);
+  add_scheduling_options(*cmd, o.master.scheduling, &o.master.policy_chosen, &o.master.block_chosen);
   add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
   add_http_options(*cmd, o.master);
@@ -195,6 +199,7 @@ int run_master_command(const MasterCommandOptions& o) {
     }
     spdlog::info("--auto chose --policy {} --block {} --wait {:g}", policy_name(copy.scheduling.policy),
                  copy.scheduling.block_size, copy.scheduling.base_wait);
+    copy.policy_chosen = copy.block_chosen = true;
   }
   copy.stop = install_stop_flag();
   return exit_code(run_master(copy));

@@ -29,7 +29,15 @@ bool Master::setup() {
     m_config.width = s.width;
     m_config.height = s.height;
     m_config.frames = m_frames;
-    if (scene_kind(m_o.render.scene_path) == SceneKind::povray) m_config.grid = povray_grid(m_settings.renderer_options);
+    if (scene_kind(m_o.render.scene_path) == SceneKind::povray) {
+      m_config.grid = povray_grid(m_settings.renderer_options);
+      if (!m_o.policy_chosen) {
+        m_config.policy = PolicyKind::fixed;
+        if (!m_o.block_chosen) m_config.block_size = k_povray_default_block;
+        spdlog::info("a POV-Ray job: policy fixed{} (POV-Ray's measured best; --policy to choose another)",
+                     m_o.block_chosen ? "" : ", blocks of " + std::to_string(k_povray_default_block));
+      }
+    }
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
     if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && scene_kind(m_o.render.scene_path) == SceneKind::native) {
       PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
@@ -145,7 +153,7 @@ RunStatus Master::run() {
   std::string endpoint = m_socket->get(zmq::sockopt::last_endpoint);
   spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint,
                m_desc.settings.width, m_desc.settings.height, m_frames.size(), scheduler.pending_blocks(),
-               m_o.scheduling.block_size, scheduler.policy().name());
+               scheduler.config().block_size, scheduler.policy().name());
   if (m_o.on_bound) m_o.on_bound(endpoint);
   m_progress.start(scheduler.total_pixels());
 

@@ -14,6 +14,7 @@
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
 #include "farm_fixture.h"
+#include "launched_workers.h"
 
 using namespace farm_fixture;
 
@@ -50,15 +51,33 @@ TEST_CASE("povray: chess2.pov through the farm equals farm single, which equals 
   };
   const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
   REQUIRE(farm({"single", scene, "-o", single, "--threads", "1"}, "single.log") == 0);
-  // Blocks of 8 halved to the 4-pixel grid where a worker is slow: regions on POV-Ray's grid.
+  // Blocks on POV-Ray's own 32-pixel grid (a --block below it is rounded up to it).
   REQUIRE(farm({"render", scene, "-o", render, "--workers", "2", "--block", "8", "--wait", "0.05"}, "render.log") == 0);
   CHECK(test_process::same_file(single, render));
-  // povray by hand, with the farm's block size (+BS4): the same pixels.
+  // No --policy: a POV-Ray job's own default, fixed blocks (here the --block given, on the grid).
+  const std::string render_log = launched_workers::read_text((dir / "render.log").string());
+  CHECK_MESSAGE(render_log.find("a POV-Ray job: policy fixed (") != std::string::npos, render_log);
+  CHECK_MESSAGE(render_log.find("(48x36, 1 frame(s), 4 blocks of 32, policy fixed)") != std::string::npos, render_log);
+  // A plain povray run by hand (its default +BS32): the same pixels.
   const std::string hand = (dir / "hand.png").string();
   REQUIRE(test_process::run({"/bin/sh", "-c",
-                             "cd '" + dir.string() + "' && povray +Ichess2.pov +Ohand.png +FN8 +W48 +H36 +A0.3 +BS4 -D -V"},
+                             "cd '" + dir.string() + "' && povray +Ichess2.pov +Ohand.png +FN8 +W48 +H36 +A0.3 -D -V"},
                             (dir / "hand.log").string(), 240) == 0);
   CHECK(pixels_of(hand) == pixels_of(single));
+  // A finer grid of the job's own (+BS8): blocks of 16 halved to 8x8 where a worker is slow, and
+  // the image is still single's with the same switches (and differs from the +BS32 one).
+  const std::vector<std::string> fine = {"--renderer-options", "+A0.3 +BS8"};
+  std::vector<std::string> single8 = {k_farm, "single", scene, "-o", (dir / "single8.png").string(), "--width", "48",
+                                      "--height", "36"};
+  single8.insert(single8.end(), fine.begin(), fine.end());
+  REQUIRE(test_process::run(single8, (dir / "single8.log").string(), 240) == 0);
+  std::vector<std::string> render8 = {k_farm, "render", scene, "-o", (dir / "render8.png").string(), "--width", "48",
+                                      "--height", "36", "--workers", "2", "--policy", "seed", "--block", "16",
+                                      "--wait", "0.05"};
+  render8.insert(render8.end(), fine.begin(), fine.end());
+  REQUIRE(test_process::run(render8, (dir / "render8.log").string(), 240) == 0);
+  CHECK(test_process::same_file((dir / "single8.png").string(), (dir / "render8.png").string()));
+  CHECK_FALSE(pixels_of((dir / "single8.png").string()) == pixels_of(single));
   fs::remove_all(dir);
 }
 
@@ -202,7 +221,7 @@ TEST_CASE("povray: an animation's frames (+KFI..+KFF, clock) are the farm's fram
   // The farm's frame 2 is POV-Ray's frame 3 of 2..4 (clock 0.5): povray by hand renders it so.
   REQUIRE(test_process::run({"/bin/sh", "-c",
                              "cd '" + dir.string() + "' && povray +Ianim.pov +Ohand.png +FN8 +W32 +H24 +KFI2 +KFF4 +SF3 +EF3 "
-                             "+A0.3 +BS4 -D -V"},
+                             "+A0.3 -D -V"},
                             (dir / "hand.log").string(), 120) == 0);
   CHECK(pixels_of((dir / "hand3.png").string()) == pixels_of((dir / "single_0002.png").string()));
   // --frame picks one; beyond the animation is refused.
