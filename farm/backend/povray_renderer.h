@@ -18,9 +18,9 @@ namespace farm {
 
 // Block origins and sides are multiples of this (except where the image ends). POV-Ray's own
 // default +BS: the farm's image is then a plain `povray` run's, and a smaller internal block
-// costs CPU on every pixel (chess2 640x480 +A0.3, full frame: 66.7 CPU-s with +BS4, 60.7 with
-// +BS8, 53.8 with +BS32; results/bench_povray_costs.md). A block smaller than 32x32 would be
-// mostly povray's start-up anyway.
+// costs CPU on every pixel (chess2 960x720 +A0.3, full frame: 122.8 CPU-s with +BS4, 105.7
+// with +BS8, 93.5 with +BS32; results/bench_povray_costs.md). A block smaller than 32x32 would
+// be mostly povray's start-up anyway.
 constexpr int k_povray_grid = 32;
 // POV-Ray's own default size (Debian's /etc/povray/3.7/povray.ini) when none is given.
 constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
@@ -29,8 +29,8 @@ constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
 // wall time and 0.02 s of CPU, and 8 at once 0.77 s (docs/povray.md, Cost of a block).
 constexpr int k_povray_renders_per_thread = 4;
 // A POV-Ray job's policy when the user chose none: fixed blocks of this size. chess2 at 960x720
-// +A0.3, 2 workers of 1 thread against `farm single --threads 2`: fixed 128 0.94 of single's
-// speed, fixed 64 0.85, factoring 0.79, seed 0.54 (it halves to the grid: a block's wall time,
+// +A0.3, 2 workers of 1 thread against `farm single --threads 2`: fixed 128 0.91 of single's
+// speed, fixed 64 0.80, factoring 0.68, seed 0.49 (it halves to the grid: a block's wall time,
 // 4 povray sharing a core, passes the waiting time) (results/bench_povray_costs.md).
 constexpr int k_povray_default_block = 128;
 
