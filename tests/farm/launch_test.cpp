@@ -1,5 +1,5 @@
-// Launching workers on other machines (farm/launch/): host files, keys on standard input, the
-// lifeline, and `farm render --hosts` end to end through an ssh stand-in that runs the remote
+// Launching workers on other machines (farm/launch/): the lifeline and `farm render --hosts`
+// end to end (host files and launch keys: launch_inputs_test.cpp) through an ssh stand-in that runs the remote
 // command here (the same program path, arguments and standard input as real ssh; the tests
 // against a real sshd in network namespaces are in ssh_cluster_test.cpp).
 #include <doctest/doctest.h>
@@ -14,7 +14,6 @@
 
 #include "farm_fixture.h"
 #include "launched_workers.h"
-#include "launch/host_file.h"
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
@@ -38,146 +37,6 @@ std::vector<std::string> render_args(const Fixture& f, const std::string& out, c
 }
 
 }  // namespace
-
-TEST_CASE("host file: hosts with options and comments, errors name the file and line") {
-  auto hosts = farm::parse_host_file(
-      "# lab machines\n"
-      "alice@node1:2222 threads=8 farm=/opt/farm/bin/farm cache=/scratch/farm  # the fast one\n"
-      "\n"
-      "node2\n",
-      "hosts.txt");
-  REQUIRE(hosts.size() == 2);
-  CHECK(hosts[0].user == "alice");
-  CHECK(hosts[0].host == "node1");
-  CHECK(hosts[0].port == 2222);
-  CHECK(hosts[0].threads == 8);
-  CHECK(hosts[0].farm_path == "/opt/farm/bin/farm");
-  CHECK(hosts[0].cache_dir == "/scratch/farm");
-  CHECK(hosts[0].label() == "alice@node1:2222");
-  CHECK(hosts[1].host == "node2");
-  CHECK_FALSE(hosts[1].port.has_value());
-  CHECK(hosts[1].line == 4);
-  auto error_of = [](const std::string& text) {
-    try {
-      farm::parse_host_file(text, "h.txt");
-    } catch (const farm::HostFileError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  CHECK(error_of("node1\nnode2 threads=0\n").find("h.txt:2: threads must be 1-4096") == 0);
-  CHECK(error_of("node1:99999\n").find("h.txt:1: bad port") == 0);
-  CHECK(error_of("node1 speed=3\n").find("h.txt:1: unknown key 'speed'") == 0);
-  CHECK(error_of("node;rm -rf /\n").find("h.txt:1: bad host name") == 0);
-  CHECK(error_of("node1 farm=$(evil)\n").find("a remote shell would interpret") != std::string::npos);
-  CHECK(error_of("# nothing\n\n").find("no hosts") != std::string::npos);
-}
-
-namespace {
-std::string host_file_error(const std::string& text) {
-  try {
-    farm::parse_host_file(text, "h.txt");
-  } catch (const farm::HostFileError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-}  // namespace
-
-TEST_CASE("host file: IPv6 literals in brackets, with or without a port, bare ones and bad ones refused") {
-  auto hosts = farm::parse_host_file("root@[::1]:2222 threads=2\n[fe80::1]\n[2001:db8::7]:22\n", "h.txt");
-  REQUIRE(hosts.size() == 3);
-  CHECK(hosts[0].user == "root");
-  CHECK(hosts[0].host == "::1");  // what ssh gets, with -p for the port
-  CHECK(hosts[0].port == 2222);
-  CHECK(hosts[0].label() == "root@[::1]:2222");
-  CHECK(hosts[1].host == "fe80::1");
-  CHECK_FALSE(hosts[1].port.has_value());
-  CHECK(hosts[2].label() == "[2001:db8::7]:22");
-  CHECK(host_file_error("::1\n").find("h.txt:1: '::1' looks like an IPv6 address: write it in brackets") == 0);
-  CHECK(host_file_error("[::1\n").find("h.txt:1: no ']'") == 0);
-  CHECK(host_file_error("[::zz]:22\n").find("h.txt:1: bad IPv6 address '::zz'") == 0);
-  CHECK(host_file_error("[::1]22\n").find("h.txt:1: expected ':PORT' after ']'") == 0);
-  CHECK(host_file_error("[::1]:0\n").find("h.txt:1: bad port '0'") == 0);
-}
-
-TEST_CASE("host file: a key given twice is refused with its line") {
-  CHECK(host_file_error("a\nb threads=2 threads=4\n") == "h.txt:2: key 'threads' given twice");
-  CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
-}
-
-TEST_CASE("host file: bounded input, long names cut in messages, an unreadable file named with the OS reason") {
-  // A 100 KB name is named, not echoed whole.
-  const std::string e = host_file_error(std::string(5000, 'x') + "!\n");
-  CHECK(e.find("h.txt:1: bad host name 'xxxx") == 0);
-  CHECK(e.find("... (5001 bytes)") != std::string::npos);
-  CHECK(e.size() < 200);
-  CHECK(host_file_error(std::string(100000, 'a') + "\n").find("h.txt:1: line of 100000 bytes (at most 8192)") == 0);
-  // /dev/zero is not read at all (it used to grow to gigabytes); a regular file of more than
-  // 1 MiB is refused after a bounded read.
-  std::string what;
-  try {
-    farm::read_host_file("/dev/zero");
-  } catch (const farm::HostFileError& err) {
-    what = err.what();
-  }
-  CHECK(what == "host file '/dev/zero' is a character device, not a regular file");
-  const std::string big = (std::filesystem::temp_directory_path() / "farm_big_hosts.txt").string();
-  {
-    std::ofstream out(big);
-    for (int i = 0; i < 70000; ++i) out << "host" << i << ".example.org\n";
-  }
-  what.clear();
-  try {
-    farm::read_host_file(big);
-  } catch (const farm::HostFileError& err) {
-    what = err.what();
-  }
-  std::filesystem::remove(big);
-  CHECK(what == big + ": larger than 1 MiB: a host file holds one short line per host");
-  try {
-    farm::read_host_file("/nonexistent/hosts.txt");
-  } catch (const farm::HostFileError& err) {
-    what = err.what();
-  }
-  CHECK(what == "cannot open host file '/nonexistent/hosts.txt': No such file or directory");
-}
-
-TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
-  using namespace farm::security;
-  CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
-  int p[2];
-  REQUIRE(::pipe(p) == 0);
-  const std::string text = format_launch_secrets({worker.public_key, worker.secret_key, master.public_key}) + "more";
-  REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  CurveClient got = read_launch_secrets(p[0]);
-  CHECK(got.public_key == worker.public_key);
-  CHECK(got.secret_key == worker.secret_key);
-  CHECK(got.server_key == master.public_key);
-  char rest[8] = {};
-  CHECK(::read(p[0], rest, 4) == 4);  // what follows "end" is still there
-  CHECK(std::string(rest) == "more");
-  ::close(p[0]);
-  ::close(p[1]);
-
-  auto error_of = [](const std::string& input) {
-    int q[2];
-    REQUIRE(::pipe(q) == 0);
-    REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
-    ::close(q[1]);
-    std::string what = "(no error)";
-    try {
-      read_launch_secrets(q[0]);
-    } catch (const KeyFileError& e) {
-      what = e.what();
-    }
-    ::close(q[0]);
-    return what;
-  };
-  CHECK(error_of("").find("ended at line 1") != std::string::npos);
-  CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
-  CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
-}
 
 TEST_CASE("farm render --hosts: byte-identical to single, a failing host is reported and the others go on, nothing left running") {
   Fixture f("launch_hosts", 2);
