@@ -22,10 +22,6 @@ class BlockRenderer {
   // farm's own renderer always finishes and ignores these.
   virtual void interrupt(const Block& block) { (void)block; }
   virtual void interrupt_all() {}
-  // Blocks each of the worker's render threads keeps in progress at once: 1 for a renderer that
-  // computes all the time; more for one whose processes mostly wait (POV-Ray), so that the CPU
-  // the worker was given stays busy.
-  virtual int renders_per_thread() const { return 1; }
   // Seconds of a block's render that do not depend on its size (a process start, a scene parse),
   // as measured by this renderer; 0 where negligible. The master adds it to the worker's per-lease
   // overhead, which the factoring policy weighs against smaller blocks.

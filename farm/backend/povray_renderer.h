@@ -76,7 +76,6 @@ class PovrayRenderer : public BlockRenderer {
   uint64_t render(const Block& block, float* rgba) override;
   void interrupt(const Block& block) override;
   void interrupt_all() override;
-  int renders_per_thread() const override { return k_povray_renders_per_thread; }
   double seconds_per_block() const override { return m_seconds_per_block; }
 
  private:

@@ -14,9 +14,10 @@ enum class SceneKind {
 
 SceneKind scene_kind(const std::string& scene_path);
 const char* scene_kind_name(SceneKind kind);  // "native", "povray", "blender"
-// Blocks a worker renders at once per render thread with this kind's renderer (its
-// BlockRenderer::renders_per_thread): the master counts a worker's render slots with it, so that
-// the policies size and queue work for what the worker really runs at once.
+// Blocks a worker renders at once per render thread with this kind's renderer: 1 for one that
+// computes all the time; more for one whose processes mostly wait (POV-Ray), so that the CPU the
+// worker was given stays busy. The worker runs that many; the master counts them as the worker's
+// render slots, so that the policies size and queue work for what the worker really runs at once.
 int renders_per_thread(SceneKind kind);
 
 }  // namespace farm

@@ -80,6 +80,7 @@ std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::
   auto loaded = std::make_unique<LoadedJob>();
   loaded->width = settings.width;
   loaded->height = settings.height;
+  loaded->renders_per_thread = renders_per_thread(scene_kind(scene_path));
   switch (scene_kind(scene_path)) {
     case SceneKind::povray: {
       PovraySettings p;

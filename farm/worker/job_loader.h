@@ -18,6 +18,7 @@ struct LoadedJob {
   std::unique_ptr<rt::Scene> scene;  // ours; none for another renderer's scene
   std::unique_ptr<BlockRenderer> renderer;
   int width = 0, height = 0, frames = 1;
+  int renders_per_thread = 1;  // blocks each render thread keeps in progress (backend/scene_kind.h)
 };
 
 // Why this worker does not take the job: its renderer is missing or another version (internal:

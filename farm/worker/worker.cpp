@@ -63,7 +63,7 @@ class Worker {
   const WorkerOptions& m_o;
   Clock::time_point m_start = Clock::now();
   int m_threads;
-  int m_render_slots = 1;  // blocks rendered at once: m_threads x the renderer's renders_per_thread
+  int m_render_slots = 1;  // blocks rendered at once: m_threads x LoadedJob::renders_per_thread
   AssetCache m_cache;
   std::string m_name;
   zmq::context_t m_ctx;
@@ -243,7 +243,7 @@ void Worker::finish_loading() {
     return;
   }
   // A renderer whose processes mostly wait gets several blocks per thread at once.
-  m_render_slots = m_threads * std::max(1, m_loaded->renderer->renders_per_thread());
+  m_render_slots = m_threads * m_loaded->renders_per_thread;
   m_pool = std::make_unique<RenderPool>(*m_loaded->renderer, m_render_slots, [this](RenderOutput&& out) {
     {
       std::lock_guard<std::mutex> lock(m_done_mutex);
