@@ -9,9 +9,10 @@ results/bench_backends.{csv,md}.
    Blender: `farm render --workers 1 --threads 1 --policy fixed` (one Blender process) of one
    image at several block sizes against the same with one block covering the whole image; the
    extra wall time divided by the extra blocks is what a block costs beyond its pixels.
-2. Farm efficiency on a job of about a minute: `farm single --threads 2` (the backend's own
+2. Blender's farm efficiency on a job of about a minute: `farm single --threads 2` (Blender's own
    full-frame render on both cores) against `farm render --workers 2` (one thread each), for
-   fixed block sizes and the default policy; efficiency = single / farm. Every farm image is
+   fixed block sizes and the default policy; efficiency = single / farm (POV-Ray's:
+   tools/bench/povray_costs.py). Every farm image is
    compared with single's, byte for byte.
 Usage: tools/bench/backend_overhead.py [--farm build/farm/farm] [--quick]
 """
@@ -48,7 +49,6 @@ def main():
     for path, size in ((blend_small, (128, 96, 64)), (blend_big, (96, 72, 64) if q else (384, 288, 2000))):
         subprocess.run(["blender", "-b", "--factory-startup", "-P", os.path.join(ROOT, "tools/blender/make_test_scene.py"),
                         "--", path] + [str(v) for v in size], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    pov = ["--renderer-options", "+A0.3"]
     rows = []
     # POV-Ray: a 4x4 region of chess2 at 128x96, as a worker runs it (+BS4 +WT1), alone and 8 at once.
     region = ["povray", "+Ichess2.pov", "+FN8", "+W128", "+H96", "+A0.3", "+BS4", "+WT1", "-D", "-V",
@@ -86,10 +86,8 @@ def main():
                          "seconds": round(t, 3), "reference_seconds": round(whole, 3),
                          "value": round(1000 * (t - whole) / (n - 1), 1), "unit": "ms per block", "identical": ""})
             print(rows[-1], flush=True)
+    # POV-Ray's efficiency, with its CPU accounted per policy: tools/bench/povray_costs.py.
     eff_cases = {
-        "povray chess2.pov +A0.3": (os.path.join(tmp, "chess2.pov"), pov + (["--width", "96", "--height", "72"] if q else
-                                                                          ["--width", "960", "--height", "720"]),
-                                    ["fixed 64", "fixed 128", "default"]),
         "blender make_test_scene 2000 spp": (blend_big, ["--frame", "1"], ["fixed 32", "fixed 64", "default"]),
     }
     for name, (scene, extra, policies) in eff_cases.items():
@@ -123,7 +121,7 @@ def main():
             f.write("| " + " | ".join(str(r[k]) for k in r) + " |\n")
         f.write("\nOverhead: reference = the same run with one block covering the image; value = (seconds - "
                 "reference) / (blocks - 1).\nEfficiency: reference = `farm single --threads 2`; the farm ran "
-                "`--workers 2 --threads 1` (POV-Ray: 4 povray processes per thread); identical = the farm's PNG "
+                "`--workers 2 --threads 1`; identical = the farm's PNG "
                 "equals single's byte for byte.\n")
     print("wrote", os.path.join(out_dir, "bench_backends.md"))
 
