@@ -23,6 +23,10 @@ constexpr int k_max_include_depth = 64;
 const std::set<std::string> k_file_keywords = {"png", "jpeg", "tga",  "gif", "iff",  "ppm", "pgm",
                                                "sys", "hdr",  "exr",  "tiff", "bmp", "df3", "ttf"};
 
+// Directives whose body runs only on a condition or when called; each is closed by #end.
+const std::set<std::string> k_conditional_directives = {"#if",    "#ifdef", "#ifndef", "#switch",
+                                                        "#while", "#for",   "#macro"};
+
 struct Token {
   std::string text;
   bool is_string = false;
@@ -84,7 +88,7 @@ std::string read_file(const std::string& path) {
 struct Scanner {
   std::string scene_dir;
   std::vector<std::string> roots, library;
-  std::vector<std::string> files;
+  std::vector<std::string> files, unresolved;
   std::set<std::string> seen;
 
   std::optional<std::string> find_in(const std::string& name, const std::vector<std::string>& dirs) {
@@ -97,16 +101,20 @@ struct Scanner {
     return std::nullopt;
   }
 
-  void scan(const std::string& path, int depth) {
+  // `conditional`: the #include that led here sits inside a conditional block.
+  void scan(const std::string& path, int depth, bool conditional) {
     if (depth > k_max_include_depth) throw rt::SceneError(path + ": #include nested more than 64 deep");
     const std::vector<Token> tokens = tokens_of(read_file(path));
     // POV-Ray looks in its current folder (the scene's, also for names in included files) and
     // then in its library paths; the asset folders stand in for a user's Library_Path.
     std::vector<std::string> dirs = {scene_dir};
     dirs.insert(dirs.end(), roots.begin(), roots.end());
+    std::vector<const Token*> open_blocks;  // the conditional directives around the current token
     for (size_t i = 0; i + 1 < tokens.size(); ++i) {
       const Token& t = tokens[i];
       if (t.is_string) continue;
+      if (k_conditional_directives.count(t.text)) open_blocks.push_back(&t);
+      if (t.text == "#end" && !open_blocks.empty()) open_blocks.pop_back();
       const bool include = t.text == "#include";
       if (!include && !k_file_keywords.count(t.text)) continue;
       const Token& name = tokens[i + 1];
@@ -122,15 +130,25 @@ struct Scanner {
         }
         if (seen.insert(*found).second) {
           files.push_back(*found);
-          if (include) scan(*found, depth + 1);
+          if (include) scan(*found, depth + 1, conditional || !open_blocks.empty());
         }
         continue;
       }
       if (find_in(name.text, library)) continue;  // POV-Ray's own: every worker's povray has it
       std::string looked;
       for (const std::string& d : library) looked += ", " + d;
-      throw rt::SceneError(at + ": " + what + " not found in the scene's folder, the asset folders or POV-Ray's include folders (" +
-                           (looked.empty() ? std::string("none configured") : looked.substr(2)) + ")");
+      const std::string missing = at + ": " + what +
+                                  " not found in the scene's folder, the asset folders or POV-Ray's include folders (" +
+                                  (looked.empty() ? std::string("none configured") : looked.substr(2)) + ")";
+      if (!open_blocks.empty()) {
+        const Token& block = *open_blocks.back();
+        unresolved.push_back(missing + ", inside the " + block.text + " at line " + std::to_string(block.line) +
+                             ": POV-Ray reads it only if that branch runs");
+      } else if (conditional) {
+        unresolved.push_back(missing + ", in a file included inside a conditional block");
+      } else {
+        throw rt::SceneError(missing);
+      }
     }
   }
 };
@@ -159,12 +177,12 @@ std::vector<std::string> povray_library_dirs() {
   return dirs;
 }
 
-std::vector<std::string> povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots) {
+PovraySceneFiles povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots) {
   const std::string scene = fs::absolute(scene_path).lexically_normal().string();
-  Scanner s{fs::path(scene).parent_path().string(), roots, povray_library_dirs(), {}, {}};
+  Scanner s{fs::path(scene).parent_path().string(), roots, povray_library_dirs(), {}, {}, {}};
   s.seen.insert(scene);
-  s.scan(scene, 0);
-  return s.files;
+  s.scan(scene, 0, false);
+  return {s.files, s.unresolved};
 }
 
 }  // namespace farm

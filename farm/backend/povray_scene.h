@@ -12,11 +12,21 @@
 
 namespace farm {
 
-// Absolute paths of the files to ship, each once, in order of first mention (not the scene
-// itself). Throws rt::SceneError located at the naming statement for a file found nowhere:
-// "desk.pov:12:10: #include 'wood.inc' not found in the scene's folder, the asset folders or
-// POV-Ray's include folders (/usr/share/povray-3.7/include, ...)".
-std::vector<std::string> povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots);
+// What a scan found. `files`: absolute paths to ship, each once, in order of first mention (not
+// the scene itself). `unresolved`: names found nowhere that sit inside a conditional block
+// (#if, #ifdef, #ifndef, #switch, #while, #for, #macro): POV-Ray reads them only if that branch
+// runs, which a scan cannot tell (Debian's desk.pov names desk3.png for clock=4 only, a file its
+// earlier frames write). Each is a located message for the user's log; if POV-Ray does need the
+// file, the workers' render fails with POV-Ray's own message and the job ends.
+struct PovraySceneFiles {
+  std::vector<std::string> files;
+  std::vector<std::string> unresolved;
+};
+
+// Throws rt::SceneError located at the naming statement for a file found nowhere outside any
+// conditional: "desk.pov:12:10: #include 'wood.inc' not found in the scene's folder, the asset
+// folders or POV-Ray's include folders (/usr/share/povray-3.7/include, ...)".
+PovraySceneFiles povray_scene_files(const std::string& scene_path, const std::vector<std::string>& roots);
 
 // POV-Ray's own library folders (Library_Path of /etc/povray/3.7/povray.ini).
 std::vector<std::string> povray_library_dirs();

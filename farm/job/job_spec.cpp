@@ -44,7 +44,9 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
   desc.settings.height = o.height.value_or(k_povray_default_height);
   desc.settings.spp = 1;
   desc.settings.frames = frames.count();
-  desc.asset_files = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
+  PovraySceneFiles found = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
+  for (const std::string& name : found.unresolved) spdlog::warn("{}", name);
+  desc.asset_files = std::move(found.files);
   return desc;
 }
 

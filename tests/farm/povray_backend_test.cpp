@@ -135,11 +135,28 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
   std::ofstream(dir / "s.pov") << "// #include \"nothere.inc\"\n/* outer /* inner */ #include \"nor.inc\" */\n"
                                << "#declare Name = \"text.png\";\n#include \"colors.inc\"\n#include \"a.inc\"\n"
                                << "#include \"a.inc\"  // once\n";
-  const std::vector<std::string> files = farm::povray_scene_files((dir / "s.pov").string(), {dir.string()});
+  const std::vector<std::string> files = farm::povray_scene_files((dir / "s.pov").string(), {dir.string()}).files;
   // b.inc names tex.png relative to the scene's folder (POV-Ray's current folder), not its own:
   // a sub/tex.png is not what POV-Ray would read.
   std::ofstream(dir / "sub" / "tex.png") << "a decoy";
   CHECK(files == std::vector<std::string>{(dir / "a.inc").string(), (dir / "sub" / "b.inc").string(), (dir / "tex.png").string()});
+
+  // A missing file inside a conditional block (desk.pov's desk3.png, read for clock=4 only) or
+  // in a file included there is reported, not refused; outside one, and after its #end, refused.
+  std::ofstream(dir / "cond.inc") << "#declare P = pigment { image_map { png \"late.png\" } }\n";
+  std::ofstream(dir / "c.pov") << "#switch (clock)\n#case (4)\n  #declare P = pigment { image_map { png \"frame3.png\" } }\n"
+                               << "#break\n#else\n  #declare P = pigment { rgb 0.5 }\n#end\n"
+                               << "#if (clock > 1)\n#include \"cond.inc\"\n#end\n";
+  const farm::PovraySceneFiles c = farm::povray_scene_files((dir / "c.pov").string(), {dir.string()});
+  CHECK(c.files == std::vector<std::string>{(dir / "cond.inc").string()});
+  REQUIRE(c.unresolved.size() == 2);
+  CHECK(c.unresolved[0].find("c.pov:3:42: png file 'frame3.png' not found") != std::string::npos);
+  CHECK(c.unresolved[0].find("inside the #switch at line 1: POV-Ray reads it only if that branch runs") != std::string::npos);
+  CHECK(c.unresolved[1].find("cond.inc:1:40: png file 'late.png' not found") != std::string::npos);
+  CHECK(c.unresolved[1].find("in a file included inside a conditional block") != std::string::npos);
+  std::ofstream(dir / "after.pov") << "#if (clock > 1)\n#declare A = 1;\n#end\nsphere { 0, 1 pigment { image_map { png \"x.png\" } } }\n";
+  CHECK_THROWS_WITH_AS(farm::povray_scene_files((dir / "after.pov").string(), {dir.string()}),
+                       doctest::Contains("after.pov:4:41: png file 'x.png' not found"), std::runtime_error);
   fs::remove_all(dir);
 }
 
