@@ -88,7 +88,8 @@ std::string read_file(const std::string& path) {
 struct Scanner {
   std::string scene_dir;
   std::vector<std::string> roots, library;
-  std::vector<std::string> files, unresolved;
+  std::vector<std::string> files, warnings;
+  bool crand_seen = false;
   std::set<std::string> seen;
 
   std::optional<std::string> find_in(const std::string& name, const std::vector<std::string>& dirs) {
@@ -115,6 +116,13 @@ struct Scanner {
       if (t.is_string) continue;
       if (k_conditional_directives.count(t.text)) open_blocks.push_back(&t);
       if (t.text == "#end" && !open_blocks.empty()) open_blocks.pop_back();
+      if (t.text == "crand" && !crand_seen) {
+        crand_seen = true;
+        warnings.push_back(path + ":" + std::to_string(t.line) + ":" + std::to_string(t.column) +
+                           ": crand (random graininess) makes POV-Ray's pixels depend on the order it renders them: "
+                           "the farm's blocks will differ slightly from a full-frame render, as POV-Ray's own "
+                           "renders with two threads differ from each other");
+      }
       const bool include = t.text == "#include";
       if (!include && !k_file_keywords.count(t.text)) continue;
       const Token& name = tokens[i + 1];
@@ -142,10 +150,10 @@ struct Scanner {
                                   (looked.empty() ? std::string("none configured") : looked.substr(2)) + ")";
       if (!open_blocks.empty()) {
         const Token& block = *open_blocks.back();
-        unresolved.push_back(missing + ", inside the " + block.text + " at line " + std::to_string(block.line) +
+        warnings.push_back(missing + ", inside the " + block.text + " at line " + std::to_string(block.line) +
                              ": POV-Ray reads it only if that branch runs");
       } else if (conditional) {
-        unresolved.push_back(missing + ", in a file included inside a conditional block");
+        warnings.push_back(missing + ", in a file included inside a conditional block");
       } else {
         throw rt::SceneError(missing);
       }
@@ -182,7 +190,7 @@ PovraySceneFiles povray_scene_files(const std::string& scene_path, const std::ve
   Scanner s{fs::path(scene).parent_path().string(), roots, povray_library_dirs(), {}, {}, {}};
   s.seen.insert(scene);
   s.scan(scene, 0, false);
-  return {s.files, s.unresolved};
+  return {s.files, s.warnings};
 }
 
 }  // namespace farm

@@ -13,14 +13,17 @@
 namespace farm {
 
 // What a scan found. `files`: absolute paths to ship, each once, in order of first mention (not
-// the scene itself). `unresolved`: names found nowhere that sit inside a conditional block
-// (#if, #ifdef, #ifndef, #switch, #while, #for, #macro): POV-Ray reads them only if that branch
-// runs, which a scan cannot tell (Debian's desk.pov names desk3.png for clock=4 only, a file its
-// earlier frames write). Each is a located message for the user's log; if POV-Ray does need the
-// file, the workers' render fails with POV-Ray's own message and the job ends.
+// the scene itself). `warnings`: located messages for the user's log, of two kinds:
+// - a name found nowhere inside a conditional block (#if, #ifdef, #ifndef, #switch, #while, #for,
+//   #macro) or in a file included from one: POV-Ray reads it only if that branch runs, which a
+//   scan cannot tell (Debian's desk.pov names desk3.png for clock=4 only, a file its earlier
+//   frames write). If POV-Ray does need it, the render fails with POV-Ray's message.
+// - `crand` in the scene's own files: POV-Ray's random graininess depends on the order pixels
+//   are rendered in, so blocks cannot equal a full-frame render (POV-Ray's own renders with two
+//   threads differ from each other). Library files (textures.inc) are not scanned.
 struct PovraySceneFiles {
   std::vector<std::string> files;
-  std::vector<std::string> unresolved;
+  std::vector<std::string> warnings;
 };
 
 // Throws rt::SceneError located at the naming statement for a file found nowhere outside any

@@ -45,7 +45,7 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
   desc.settings.spp = 1;
   desc.settings.frames = frames.count();
   PovraySceneFiles found = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
-  for (const std::string& name : found.unresolved) spdlog::warn("{}", name);
+  for (const std::string& warning : found.warnings) spdlog::warn("{}", warning);
   desc.asset_files = std::move(found.files);
   return desc;
 }

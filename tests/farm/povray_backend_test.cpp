@@ -149,11 +149,17 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
                                << "#if (clock > 1)\n#include \"cond.inc\"\n#end\n";
   const farm::PovraySceneFiles c = farm::povray_scene_files((dir / "c.pov").string(), {dir.string()});
   CHECK(c.files == std::vector<std::string>{(dir / "cond.inc").string()});
-  REQUIRE(c.unresolved.size() == 2);
-  CHECK(c.unresolved[0].find("c.pov:3:42: png file 'frame3.png' not found") != std::string::npos);
-  CHECK(c.unresolved[0].find("inside the #switch at line 1: POV-Ray reads it only if that branch runs") != std::string::npos);
-  CHECK(c.unresolved[1].find("cond.inc:1:40: png file 'late.png' not found") != std::string::npos);
-  CHECK(c.unresolved[1].find("in a file included inside a conditional block") != std::string::npos);
+  REQUIRE(c.warnings.size() == 2);
+  CHECK(c.warnings[0].find("c.pov:3:42: png file 'frame3.png' not found") != std::string::npos);
+  CHECK(c.warnings[0].find("inside the #switch at line 1: POV-Ray reads it only if that branch runs") != std::string::npos);
+  CHECK(c.warnings[1].find("cond.inc:1:40: png file 'late.png' not found") != std::string::npos);
+  CHECK(c.warnings[1].find("in a file included inside a conditional block") != std::string::npos);
+  // crand: reported once, at its first use.
+  std::ofstream(dir / "grain.pov") << "#declare F = finish { crand 0.05 }\n#declare G = finish { crand 0.1 }\n";
+  const farm::PovraySceneFiles g = farm::povray_scene_files((dir / "grain.pov").string(), {dir.string()});
+  REQUIRE(g.warnings.size() == 1);
+  CHECK(g.warnings[0].find("grain.pov:1:23: crand (random graininess) makes POV-Ray's pixels depend on the order") !=
+        std::string::npos);
   std::ofstream(dir / "after.pov") << "#if (clock > 1)\n#declare A = 1;\n#end\nsphere { 0, 1 pigment { image_map { png \"x.png\" } } }\n";
   CHECK_THROWS_WITH_AS(farm::povray_scene_files((dir / "after.pov").string(), {dir.string()}),
                        doctest::Contains("after.pov:4:41: png file 'x.png' not found"), std::runtime_error);
