@@ -12,22 +12,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
 from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms  # noqa: E402
 from farmtools.sweep_data import best_config, group, median, read_rows, select, spread  # noqa: E402
+import povray_stage  # noqa: E402
+import real_scenes  # noqa: E402
+from report_tables import f, table  # noqa: E402
 
 NOTES = os.path.join(HERE, "report_notes.md")
 
 # The paper's figures (../shared/seeds/004_*.txt), cited for comparison.
 PAPER_TABLE1_MS = {1: 0.092, 2: 0.105, 4: 0.139, 8: 0.313, 16: 0.684, 32: 2.035, 64: 7.633, 128: 30.605, 256: 122.753}
 PAPER_FIG13 = [13.2, 14.0, 7.3, 4.9, 2.2]
-
-
-def f(v, d=2):
-    return "" if v is None else f"{v:.{d}f}"
-
-
-def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out) + "\n"
 
 
 def res_key(r):
@@ -118,7 +111,8 @@ def factoring_section(rows):
     return out
 
 
-def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note=""):
+def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note="",
+          povray_skipped=None):
     all_rows = read_rows(csv_path)
     rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
     img = lambda name, alt: f"![{alt}]({rel(plots_made[name])})\n" if name in plots_made else f"*(plot {name} not made)*\n"  # noqa: E731
@@ -172,10 +166,12 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
             _, lo, hi = spread(rs, "window_s")
             spreads.append((hi - lo) / median(rs, "window_s") * 100)
     noise = statistics.median(spreads) if spreads else None
-    ident = [r for r in farm_rows if r["identical"] != ""]
+    ident = [r for r in farm_rows if r["identical"] != "" and real_scenes.exact(r["scene"])]
     same = sum(1 for r in ident if r["identical"] == "1")
+    not_exact = sorted({r["scene"] for r in farm_rows if not real_scenes.exact(r["scene"])})
     L.append(f"\n**Byte identity:** {same} of {len(ident)} farm runs wrote an image byte-identical to `farm single`'s "
-             "for the same scene and settings (every block size, policy, cluster and network above).\n")
+             "for the same scene and settings (every block size, policy, cluster and network above"
+             + (f"; not counted: {', '.join(not_exact)}, which cannot be exact, below" if not_exact else "") + ").\n")
 
     # ------------------------------------------------------------------ Table 1
     rtt = select(all_rows, experiment="rtt")
@@ -344,6 +340,8 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
                  "view the paper's authors had from XPVM.\n")
         for k in sorted(gantt_plots):
             L.append(img(k, k))
+
+    L += povray_stage.section(all_rows, povray_skipped)
 
     # ------------------------------------------------------------------ answers
     L.append("## Answers from this run's data\n")

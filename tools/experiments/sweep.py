@@ -24,7 +24,8 @@ import statistics
 import sys
 import time
 
-from cluster import RunFailed
+from cluster import Cluster, Node, RunFailed
+import real_scenes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from farmtools import bounds  # noqa: E402
@@ -94,6 +95,8 @@ class Sweep:
         return row
 
     def scene_path(self, scene):
+        if real_scenes.is_real(scene):
+            return real_scenes.path(scene)
         return os.path.join(self.scenes_dir, scene + ".toml")
 
     def _tmp(self, name):
@@ -129,7 +132,7 @@ class Sweep:
         image = self._tmp(self._image_key(scene, w, h, spp) + "_single.png")
         key = f"baseline|{scene}|{w}x{h}|spp{spp}|ref{self.runner.reference_cores:g}"
         if key not in self.rows or not os.path.exists(image):
-            args = size_args(w, h, spp)
+            args = size_args(w, h, spp) + real_scenes.farm_args(scene)
             t0 = time.monotonic()
             st = self.runner.single(self.scene_path(scene), args, image, self._tmp("single.json"))
             if key not in self.rows:
@@ -154,7 +157,7 @@ class Sweep:
         speeds = [self.measured_speed(n.speed) for n in cluster.nodes]
         out = self._tmp(self._image_key(scene, w, h, spp) + "_farm.png")
         stats_path = keep_stats or self._tmp("farm.json")
-        args = size_args(w, h, spp) + ["--policy", policy, "--block", str(block),
+        args = size_args(w, h, spp) + real_scenes.farm_args(scene) + ["--policy", policy, "--block", str(block),
                 "--min-block", str(min_block), "--wait", f"{wait:g}", "--max-copies", str(max_copies)]
         t0 = time.monotonic()
         st = self.runner.farm_run(self.scene_path(scene), args, out, stats_path, cluster, threads, prefetch)
@@ -163,7 +166,8 @@ class Sweep:
         with open(out, "rb") as a, open(single_image, "rb") as b:
             row["identical"] = int(a.read() == b.read())
         if not row["identical"]:
-            self.log(f"  !! farm image differs from farm single's for {key}")
+            known = "" if real_scenes.exact(scene) else f" (expected: {real_scenes.NOT_EXACT[scene]})"
+            self.log(f"  !! farm image differs from farm single's for {key}{known}")
         row.update({"experiment": experiment, "run_key": key, "rep": rep, "scene": scene, "width": w, "height": h,
                     "spp": spp, "mode": "farm", "policy": policy, "block": block, "min_block": min_block,
                     "wait": "" if policy == "fixed" else wait, "max_copies": max_copies, "cluster": cluster_name,
@@ -204,6 +208,41 @@ class Sweep:
                             "bytes_out": sum(w["bytes_out"] for w in st["workers"]),
                             "makespan_s": st["makespan_seconds"]})
         self.log(f"  {key}: {float(row['rtt_us']):.0f} us/block over {len(acc)} blocks")
+        return row
+
+    def block_cost_point(self, experiment, scene, w, h, block, rep):
+        """What a block costs beyond its pixels: one worker on one whole core (a CPU quota of 1),
+        one thread, fixed blocks, against `farm single` on the same core. For the real scenes,
+        where every block is a renderer process (the paper's Table 1 with the renderer in it)."""
+        key = f"{experiment}|{scene}|{w}x{h}|b{block}|r{rep}"
+        if key in self.rows:
+            return self.rows[key]
+        core = 1.0 / self.runner.reference_cores if self.runner.use_quota else 1.0
+        args = size_args(w, h, 0) + real_scenes.farm_args(scene)
+        image = self._tmp(self._image_key(scene, w, h, 0) + "_single_core.png")
+        base_key = f"baseline-core|{scene}|{w}x{h}"
+        if base_key not in self.rows or not os.path.exists(image):
+            st = self.runner.single(self.scene_path(scene), args, image, self._tmp("single.json"), speed=core)
+            if base_key not in self.rows:
+                self._append({"experiment": "baseline-core", "run_key": base_key, "rep": 0, "scene": scene, "width": w,
+                              "height": h, "spp": 0, "mode": "single", "speeds": f"{core:g}", "workers": 1,
+                              "threads": 1, "window_s": st["seconds"]["render"], "single_s": st["seconds"]["render"]})
+        single_s = float(self.rows[base_key]["single_s"])
+        out = self._tmp(self._image_key(scene, w, h, 0) + "_farm_core.png")
+        st = self.runner.farm_run(self.scene_path(scene), args + ["--policy", "fixed", "--block", str(block)], out,
+                                  self._tmp("farm.json"), Cluster("core1", [Node(core)]), threads=1, prefetch=1)
+        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+        window = max(b["received"] for b in acc) - min(b["assigned"] for b in acc)
+        with open(out, "rb") as a, open(image, "rb") as b:
+            identical = int(a.read() == b.read())
+        row = self._append({"experiment": experiment, "run_key": key, "rep": rep, "scene": scene, "width": w,
+                            "height": h, "spp": 0, "mode": "farm", "policy": "fixed", "block": block, "cluster": "core1",
+                            "workers": 1, "speeds": f"{core:g}", "network": "loopback", "threads": 1,
+                            "window_s": window, "single_s": single_s, "speedup": single_s / window, "blocks": len(acc),
+                            "rtt_us": statistics.median(b["render_seconds"] for b in acc) * 1e6,
+                            "makespan_s": st["makespan_seconds"], "identical": identical})
+        self.log(f"  {key}: window {window:.2f} s against single {single_s:.2f} s, {len(acc)} blocks, "
+                 f"median {float(row['rtt_us']) / 1000:.0f} ms per block")
         return row
 
     def progress(self, i, n, what):
