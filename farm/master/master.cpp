@@ -97,6 +97,12 @@ bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
 std::string Master::abort_reason() {
   if (m_o.stop && m_o.stop->load()) return "interrupted";
   if (!m_block_failure.empty()) return m_block_failure;
+  // Every connected worker sits out and one was benched for failing blocks: none will render the
+  // rest (the journal keeps what was done, for --resume once the workers are mended).
+  if (!m_last_benched.empty() && !m_peers.empty() && m_sitting_out.size() == m_peers.size()) {
+    return "no worker left to render the job: every connected worker sits it out, the last benched being " +
+           m_last_benched;
+  }
   if (m_o.should_abort)
     if (std::string why = m_o.should_abort(); !why.empty()) return why;
   const double t = now();

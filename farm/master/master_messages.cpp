@@ -116,6 +116,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
 }
 
 void Master::on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m) {
+  if (m_sitting_out.count(peer.id)) return;  // benched for failures: it stays connected, idle
   m_scene_loaded_somewhere = true;  // a worker asks for work once the scene is loaded
   for (const Assignment& a : m_job->request(peer.id, now(), static_cast<int>(m.credits))) {
     if (!send(identity, proto::Assign{m_job_id, a.attempt, a.block})) m_job->undeliverable(peer.id, a.attempt);
@@ -148,6 +149,7 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   std::vector<uint8_t> decoded;
   if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded); !s.ok()) return reject(s.message());
 
+  peer.failures_in_row = 0;  // its renderer works
   ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays, r.fixed_seconds});
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
   m_journal->record(r.attempt, peer.id, reply.block, r.render_seconds, decoded);
@@ -159,7 +161,7 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   }
 }
 
-void Master::on_block_failed(const std::string& identity, const Peer& peer, const proto::BlockFailed& m) {
+void Master::on_block_failed(const std::string& identity, Peer& peer, const proto::BlockFailed& m) {
   if (m.job_id != m_job_id) return bad_input(identity, "failure report for another job");
   switch (m_job->check_lease(peer.id, m.attempt, m.rect)) {
     case LeaseCheck::unknown_lease: return;  // settled meanwhile (another copy won, or it was cancelled)
@@ -175,6 +177,14 @@ void Master::on_block_failed(const std::string& identity, const Peer& peer, cons
   if (failures >= k_max_block_failures && m_block_failure.empty()) {
     m_block_failure = fmt::format("block {}x{} at {},{} of frame {} failed {} times, last on worker {} '{}': {}", b.width,
                                   b.height, b.x, b.y, b.frame, failures, peer.id, peer.name, m.reason);
+  }
+  if (++peer.failures_in_row >= k_max_failures_in_row && !m_sitting_out.count(peer.id)) {
+    const std::string why = fmt::format("its renderer failed {} blocks in a row, the last with: {}", peer.failures_in_row,
+                                        m.reason);
+    spdlog::warn("worker {} '{}' sits the rest of this job out: {}", peer.id, peer.name, why);
+    m_sitting_out.insert(peer.id);
+    m_last_benched = fmt::format("worker {} '{}': {}", peer.id, peer.name, why);
+    if (m_live) m_live->worker_sits_out(peer.id, why);
   }
 }
 

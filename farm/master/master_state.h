@@ -44,12 +44,18 @@ using Clock = std::chrono::steady_clock;
 // crashes on one region every time would otherwise be given it forever (docs/failures.md).
 inline constexpr int k_max_block_failures = 5;
 
+// A worker whose renderer failed this many blocks in a row sits the rest of the job out: a broken
+// node (its renderer missing a library, its disk full) fails a block in milliseconds and would
+// otherwise use up a block's k_max_block_failures tries while the healthy workers are busy.
+inline constexpr int k_max_failures_in_row = 3;
+
 struct Peer {
   WorkerId id = 0;
   std::string name;
   double last_ping_sent = -1;
   uint64_t ping_sequence = 0;
   std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
+  int failures_in_row = 0;  // blocks its renderer failed since its last result (k_max_failures_in_row)
 };
 
 class Master {
@@ -69,7 +75,7 @@ class Master {
   void on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m);
   void on_result(const std::string& identity, Peer& peer, proto::Result& r);
   void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
-  void on_block_failed(const std::string& identity, const Peer& peer, const proto::BlockFailed& m);
+  void on_block_failed(const std::string& identity, Peer& peer, const proto::BlockFailed& m);
   void heartbeat_round();
   void forget(WorkerId worker);
   std::string abort_reason();
@@ -110,6 +116,7 @@ class Master {
   // height; at k_max_block_failures the job ends with m_block_failure instead of retrying forever.
   std::map<std::tuple<int, int, int, int, int>, int> m_block_failures;
   std::string m_block_failure;
+  std::string m_last_benched;  // why the last worker benched for failures sits out ("" if none was)
   Progress m_progress;
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
   bool start_live_view();

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "backend_scenes.h"
@@ -115,27 +116,40 @@ TEST_CASE("backend faults: povray killed mid-block costs that block only, and th
 namespace {
 
 // A `povray` for PATH that answers --version and renders the worker's 4x4 probe (rows 1..4) as
-// Debian's does but, for a block, kills itself with SIGKILL: the first `failures` blocks (counted
-// with mkdir, which is atomic), or all of them with failures < 0. Returns the folder to put first
-// on PATH. Blocks must not end at row 4 (use blocks of 8 or more).
-std::string crashing_povray(const fs::path& dir, int failures) {
+// Debian's does but, for a block, runs `crash` (shell lines that may `kill -9 $$`) first. Returns
+// the folder to put first on PATH. Blocks must not end at row 4 (use blocks of 8 or more).
+std::string crashing_povray(const fs::path& dir, const std::string& crash) {
   const fs::path bin = dir / "bin";
   fs::create_directories(bin);
   std::ofstream script(bin / "povray");
   script << "#!/bin/sh\n"
          << "case \"$1\" in --version) exec /usr/bin/povray \"$@\" ;; esac\n"
-         << "case \" $* \" in *' +ER4 '*) exec /usr/bin/povray \"$@\" ;; esac\n";
-  if (failures < 0) {
-    script << "kill -9 $$\n";
-  } else {
-    script << "for i in $(seq 1 " << failures << "); do\n"
-           << "  if mkdir '" << (dir / "crash-").string() << "'$i 2>/dev/null; then kill -9 $$; fi\n"
-           << "done\n";
-  }
-  script << "exec /usr/bin/povray \"$@\"\n";
+         << "case \" $* \" in *' +ER4 '*) exec /usr/bin/povray \"$@\" ;; esac\n"
+         << crash << "exec /usr/bin/povray \"$@\"\n";
   script.close();
   fs::permissions(bin / "povray", fs::perms::owner_all);
   return bin.string();
+}
+
+// Crash code: the first `n` blocks of the run (counted with mkdir, which is atomic).
+std::string first_blocks(const fs::path& dir, int n) {
+  return "for i in $(seq 1 " + std::to_string(n) + "); do\n  if mkdir '" + (dir / "crash-").string() +
+         "'$i 2>/dev/null; then kill -9 $$; fi\ndone\n";
+}
+
+// Crash code: every block whose region has all of `switches` (e.g. "+SR1 +SC17").
+std::string region(const std::string& switches) {
+  std::string test;
+  std::istringstream in(switches);
+  for (std::string sw; in >> sw;) test += "case \" $* \" in *' " + sw + " '*) ;; *) exec /usr/bin/povray \"$@\" ;; esac\n";
+  return test + "kill -9 $$\n";
+}
+
+// Crash code: every block of the first worker to render one (its povray's parent process).
+std::string one_worker(const fs::path& dir) {
+  const std::string mark = (dir / "broken-worker").string();
+  return "mkdir '" + mark + "' 2>/dev/null && echo $PPID > '" + mark + "/pid'\n" +
+         "[ \"$(cat '" + mark + "/pid' 2>/dev/null)\" = \"$PPID\" ] && kill -9 $$\n";
 }
 
 const char k_ball[] =
@@ -159,7 +173,7 @@ TEST_CASE("backend faults: a block whose renderer crashed is given back at once,
   // One worker, whose povray crashes on its first two renders. The worker holds those leases; the
   // scheduler never gives a worker a copy of a block it holds, so unless the worker says the block
   // failed, its lease stays open with no one else to take it, and the render never ends.
-  const std::string path = crashing_povray(dir, 2) + ":/usr/bin:/bin";
+  const std::string path = crashing_povray(dir, first_blocks(dir, 2)) + ":/usr/bin:/bin";
   const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render, "--width", "32",
                                     "--height", "24", "--workers", "1", "--policy", "fixed", "--block", "8",
                                     "--renderer-options", "+BS8"},
@@ -180,16 +194,62 @@ TEST_CASE("backend faults: a block that fails on every render ends the job after
   const fs::path dir = test_paths::temp_dir("povray_always_crashes");
   std::ofstream(dir / "ball.pov") << k_ball;
   const std::string render = (dir / "render.png").string();
-  const std::string path = crashing_povray(dir, -1) + ":/usr/bin:/bin";
+  // Only the block at 16,0 crashes: both workers render the others, so neither fails 3 in a row
+  // before that block has failed 5 times (6 failures would be needed to bench both).
+  const std::string path = crashing_povray(dir, region("+SR1 +SC17")) + ":/usr/bin:/bin";
   const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", (dir / "ball.pov").string(), "-o",
                                     render, "--width", "32", "--height", "24", "--workers", "2", "--policy", "fixed",
                                     "--block", "16", "--renderer-options", "+BS16"},
                                    (dir / "render.log").string(), 120);
   const std::string log = launched_workers::read_text((dir / "render.log").string());
   CHECK_MESSAGE(rc == 1, log);
-  CHECK_MESSAGE(std::regex_search(log, std::regex("block 16x[0-9]+ at [0-9]+,[0-9]+ of frame 1 failed 5 times, last on "
+  CHECK_MESSAGE(std::regex_search(log, std::regex("block 16x16 at 16,0 of frame 1 failed 5 times, last on "
                                                   "worker [12] '[^']+': povray was killed by signal 9: no image written")),
                 log);
+  CHECK_FALSE(fs::exists(render));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("backend faults: a worker whose renderer fails every block sits the job out, and the others finish it exact") {
+  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_broken_worker");
+  std::ofstream(dir / "ball.pov") << k_ball;
+  const std::string scene = (dir / "ball.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
+  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
+  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
+  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
+  // One of the two workers fails each block in milliseconds: without benching it would use up a
+  // block's 5 tries while the other worker renders, and end the job.
+  const std::string path = crashing_povray(dir, one_worker(dir)) + ":/usr/bin:/bin";
+  std::vector<std::string> cmd = {"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render,
+                                  "--workers", "2", "--policy", "fixed", "--block", "8"};
+  cmd.insert(cmd.end(), size.begin(), size.end());
+  const int rc = test_process::run(cmd, (dir / "render.log").string(), 120);
+  const std::string log = launched_workers::read_text((dir / "render.log").string());
+  REQUIRE_MESSAGE(rc == 0, log);
+  CHECK_MESSAGE(std::regex_search(log, std::regex("worker [12] '[^']+' sits the rest of this job out: its renderer failed "
+                                                  "3 blocks in a row, the last with: povray was killed by signal 9")),
+                log);
+  CHECK(test_process::same_file(single, render));
+
+  // The only worker broken: the job ends once it is benched, saying why, instead of waiting for a
+  // worker. (With two, a block could reach 5 failures first: failed blocks are handed out again
+  // first; one worker benched at its third failure cannot.)
+  const std::string always = crashing_povray(dir, "kill -9 $$\n") + ":/usr/bin:/bin";
+  cmd[1] = "PATH=" + always;
+  cmd[8] = "1";  // --workers
+  fs::remove(render);
+  const int rc2 = test_process::run(cmd, (dir / "render2.log").string(), 120);
+  const std::string log2 = launched_workers::read_text((dir / "render2.log").string());
+  CHECK_MESSAGE(rc2 == 1, log2);
+  CHECK_MESSAGE(log2.find("no worker left to render the job: every connected worker sits it out, the last benched "
+                          "being worker") != std::string::npos,
+                log2);
   CHECK_FALSE(fs::exists(render));
   fs::remove_all(dir);
 }
