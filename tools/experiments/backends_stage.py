@@ -1,10 +1,12 @@
-"""The paper's experiments again with the paper's own renderer: Debian's chess2.pov and desk.pov
-under POV-Ray 3.7 (real_scenes.py), beside the TOML look-alikes of the other stages. Every block
-is a `povray` process here, so a block's start-up is real, not emulated.
+"""The paper's experiments again with real renderers behind the farm's backends (real_scenes.py):
+Debian's chess2.pov and desk.pov under POV-Ray 3.7, beside the TOML look-alikes of the other
+stages, and a Cycles scene under Blender. Every POV-Ray block is a `povray` process, so a block's
+start-up is real, not emulated; a Blender worker keeps one Blender per render thread.
 
   Table 1    what a block costs beyond its pixels, by block size (one worker on one core);
   Figure 13  seed and adaptive halving, factoring and fixed sizes per resolution, paper6 cluster;
-  Figure 11  speedup on 1-4 homogeneous nodes, both scenes.
+  Figure 11  speedup on 1-4 homogeneous nodes, both POV-Ray scenes;
+  policies   fixed sizes, seed and factoring on paper6 and hetero4, POV-Ray and Blender.
 """
 import os
 import sys
@@ -15,12 +17,19 @@ from report_tables import f, table
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
 from farmtools.sweep_data import best_config, median, select  # noqa: E402
 
-EXPERIMENTS = ("pov_blockcost", "pov_resolution", "pov_speedup")
+EXPERIMENTS = ("pov_blockcost", "pov_resolution", "pov_speedup", "backend_policies")
+
+
+def scenes_of(cfg):
+    names = {cfg["blockcost"]["scene"], cfg["resolution"]["scene"]}
+    names |= {scene for scene, _ in cfg["speedup"]["scenes"]}
+    names |= {scene for scene, _, _, _ in cfg["policies"]["runs"]}
+    return sorted(names)
 
 
 def run(sweep, cfg, wait, s0, factoring_block, log):
-    """Runs the stage's points (resumable, as every stage); skipped, saying why, without POV-Ray."""
-    why = real_scenes.missing()
+    """Runs the stage's points (resumable, as every stage); skipped, saying why, without a renderer."""
+    why = real_scenes.missing(scenes_of(cfg))
     if why:
         log(f"  skipped: {why}")
         return why
@@ -43,7 +52,46 @@ def run(sweep, cfg, wait, s0, factoring_block, log):
         for scene, (w, h) in su["scenes"]:
             for c in su["clusters"]:
                 sweep.point("pov_speedup", scene, w, h, 0, "fixed", su["block"], wait, c, "loopback", rep)
+    pc = cfg["policies"]
+    for rep in range(reps):
+        for scene, (w, h), spp, clusters in pc["runs"]:
+            for c in clusters:
+                for b in pc["fixed"]:
+                    sweep.point("backend_policies", scene, w, h, spp, "fixed", b, wait, c, "cluster", rep)
+                sweep.point("backend_policies", scene, w, h, spp, "seed", s0, wait, c, "cluster", rep)
+                sweep.point("backend_policies", scene, w, h, spp, "factoring", factoring_block, wait, c, "cluster", rep)
     return None
+
+
+def policies_table(rows):
+    """Every (scene, size, cluster) with fixed sizes and policies: median window and blocks."""
+    trows = []
+    fixed_sizes = sorted({int(r["block"]) for r in rows if r["policy"] == "fixed"})
+    others = [p for p in ("seed", "adaptive", "factoring") if any(r["policy"] == p for r in rows)]
+    for key in sorted({(r["scene"], res_key(r), r["cluster"], r["spp"]) for r in rows}):
+        at = [r for r in rows if (r["scene"], res_key(r), r["cluster"], r["spp"]) == key]
+        fixed = [r for r in at if r["policy"] == "fixed"]
+        if not fixed:
+            continue
+        (fb,), fr, _ = best_config(fixed, ("block",))
+        fw = median(fr, "window_s")
+        size = f"{key[1][0]}x{key[1][1]}" + (f", {key[3]} spp" if key[3] not in ("", "0") else "")
+        row = [key[0], size, key[2], f(median(at, "single_s"))]
+        for b in fixed_sizes:
+            br = [r for r in fixed if int(r["block"]) == b]
+            row.append(f(median(br, "window_s")) if br else "")
+        for p in others:
+            pr = [r for r in at if r["policy"] == p]
+            pw = median(pr, "window_s") if pr else None
+            row.append(f"{f(pw)} ({(fw / pw - 1) * 100:+.1f}%, {f(median(pr, 'blocks'), 0)} blocks)" if pw else "")
+        row.append(f(median(at, "lower_bound_s")))
+        trows.append(row)
+    return table(["scene", "size", "cluster", "single (s)"] + [f"fixed {b}" for b in fixed_sizes] + others +
+                 ["lower bound (s)"], trows)
+
+
+def res_key(r):
+    return (int(r["width"]), int(r["height"]))
 
 
 def section(all_rows, skipped=None):
@@ -52,12 +100,14 @@ def section(all_rows, skipped=None):
     if not rows and not skipped:
         return []
     used = sorted({r["scene"] for r in rows if real_scenes.is_real(r["scene"])})
-    listed = ", ".join(f"`{n}` = `{os.path.basename(real_scenes.path(n))} {real_scenes.SCENES[n][1]}`" for n in used)
-    L = ["## The paper's scenes under POV-Ray 3.7 itself\n",
-         f"Debian's povray-examples ({listed or 'none measured'}; desk.pov at its default clock, with its desk.ini's "
-         "`-A`) rendered by `povray` through the farm's POV-Ray backend (docs/povray.md): every block is one `povray` "
-         "process on POV-Ray's 32-pixel grid, a worker keeps 4 going per thread. Same clusters, quotas and "
-         "measures as above; `farm single` is one `povray` on the whole frame with one thread.\n"]
+    listed = ", ".join(f"`{n}` = `{real_scenes.describe(n)}`" for n in used)
+    L = ["## The paper's scenes under POV-Ray 3.7, and Blender's Cycles\n",
+         f"Real renderers behind the farm's backends ({listed or 'none measured'}). chess2.pov and desk.pov are "
+         "Debian's povray-examples (desk.pov at its default clock); cube.blend is tools/blender/make_test_scene.py's "
+         "scene. Every POV-Ray block is one `povray` process on POV-Ray's 32-pixel grid, a worker keeps 4 going per "
+         "thread (docs/povray.md); a Blender worker keeps one Blender per thread, rendering border regions "
+         "(docs/blender.md). Same clusters, quotas and measures as above; `farm single` is the renderer's own "
+         "full-frame render with one thread.\n"]
     if skipped:
         L.append(f"*Not measured in this run: {skipped}.*\n")
     bc = select(all_rows, experiment="pov_blockcost")
@@ -116,6 +166,15 @@ def section(all_rows, skipped=None):
                 row.append(f"{f(median(nr, 'speedup'))} (eff {f(median(nr, 'efficiency'))})" if nr else "")
             trows.append(row)
         L.append(table(["scene", "single (s)"] + [f"{n} node(s)" for n in ns], trows))
+    pr = select(all_rows, experiment="backend_policies")
+    if pr:
+        # The Figure 13 runs at their largest size on paper6 are the same configurations.
+        largest = max((res_key(r) for r in rs), key=lambda x: x[0] * x[1]) if rs else None
+        same = [r for r in rs if res_key(r) == largest and r["policy"] != "adaptive"]
+        L.append("\n### Policies on real renderers (paper6 and hetero4)\n\n"
+                 "Fixed sizes, `seed` (halving from 64) and `factoring` on the paper6 and hetero4 clusters, where a "
+                 "block's start-up is the renderer's own. Median window (s); gain against the best fixed size.\n")
+        L.append(policies_table(pr + same))
     for exact in (True, False):
         at = [r for r in rows if r["mode"] == "farm" and r["identical"] != "" and real_scenes.exact(r["scene"]) == exact]
         if not at:

@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
 from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms  # noqa: E402
 from farmtools.sweep_data import best_config, group, median, read_rows, select, spread  # noqa: E402
-import povray_stage  # noqa: E402
+import backends_stage  # noqa: E402
 import real_scenes  # noqa: E402
 from report_tables import f, table  # noqa: E402
 
@@ -112,7 +112,7 @@ def factoring_section(rows):
 
 
 def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, started, finished, quick=False, note="",
-          povray_skipped=None):
+          backends_skipped=None):
     all_rows = read_rows(csv_path)
     rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(path)))  # noqa: E731
     img = lambda name, alt: f"![{alt}]({rel(plots_made[name])})\n" if name in plots_made else f"*(plot {name} not made)*\n"  # noqa: E731
@@ -341,7 +341,7 @@ def write(path, csv_path, plots_made, cfg, reference_cores, clusters, command, s
         for k in sorted(gantt_plots):
             L.append(img(k, k))
 
-    L += povray_stage.section(all_rows, povray_skipped)
+    L += backends_stage.section(all_rows, backends_skipped)
 
     # ------------------------------------------------------------------ answers
     L.append("## Answers from this run's data\n")

@@ -1,4 +1,4 @@
-"""Markdown helpers shared by the report's sections (report.py, povray_stage.py)."""
+"""Markdown helpers shared by the report's sections (report.py, backends_stage.py)."""
 
 
 def f(v, d=2):
