@@ -172,7 +172,7 @@ def section(all_rows, skipped=None):
         largest = max((res_key(r) for r in rs), key=lambda x: x[0] * x[1]) if rs else None
         same = [r for r in rs if res_key(r) == largest and r["policy"] != "adaptive"]
         L.append("\n### Policies on real renderers (paper6 and hetero4)\n\n"
-                 "Fixed sizes, `seed` (halving from 64) and `factoring` on the paper6 and hetero4 clusters, where a "
+                 "Fixed sizes, `seed` (halving from the stages' start block) and `factoring` on the paper6 and hetero4 clusters, where a "
                  "block's start-up is the renderer's own. Median window (s); gain against the best fixed size.\n")
         L.append(policies_table(pr + same))
     for exact in (True, False):
