@@ -131,6 +131,12 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
 }  // namespace
 
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
+  if (std::filesystem::path(o.scene_path).extension() == ".ini") {
+    // Read as TOML it would fail with a baffling syntax error at 1:1; say what to do instead.
+    throw rt::SceneError(o.scene_path + ": a POV-Ray .ini file is not a scene the farm reads: render the .pov it names "
+                         "(Input_File_Name) and pass its settings with --renderer-options (e.g. Antialias=off is '-A', "
+                         "Initial_Frame/Final_Frame are '+KFI1 +KFF4') and --width/--height (docs/povray.md)");
+  }
   if (scene_kind(o.scene_path) != SceneKind::native) {
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
     rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o) : blender_scene_desc(o);

@@ -13,6 +13,7 @@
 
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
+#include "job/job_spec.h"
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
@@ -160,6 +161,14 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
   REQUIRE(g.warnings.size() == 1);
   CHECK(g.warnings[0].find("grain.pov:1:23: crand (random graininess) makes POV-Ray's pixels depend on the order") !=
         std::string::npos);
+  // A POV-Ray .ini is not read as a scene (it was read as TOML: "1:1: TOML syntax error").
+  std::ofstream(dir / "desk.ini") << "Antialias=off\nInput_File_Name=desk.pov\n";
+  farm::RenderOptions ini;
+  ini.scene_path = (dir / "desk.ini").string();
+  CHECK_THROWS_WITH_AS(farm::load_scene_desc(ini),
+                       doctest::Contains("desk.ini: a POV-Ray .ini file is not a scene the farm reads: render the .pov "
+                                         "it names (Input_File_Name) and pass its settings with --renderer-options"),
+                       std::runtime_error);
   std::ofstream(dir / "after.pov") << "#if (clock > 1)\n#declare A = 1;\n#end\nsphere { 0, 1 pigment { image_map { png \"x.png\" } } }\n";
   CHECK_THROWS_WITH_AS(farm::povray_scene_files((dir / "after.pov").string(), {dir.string()}),
                        doctest::Contains("after.pov:4:41: png file 'x.png' not found"), std::runtime_error);
