@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -44,15 +45,22 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
       ->transform(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
       ->transform(in_range(1, 64));
-  // The names come from the policy's own table (scheduler/policy.h).
-  std::map<std::string, PolicyKind> policies;
-  for (PolicyKind k : k_all_policies) policies[policy_name(k)] = k;
-  CLI::Option* policy = cmd.add_option("--policy", o.policy,
+  // The names come from the policy's own table (scheduler/policy.h). Taken as text and checked
+  // against the names, so help and errors show the names only (a mapping validator would list
+  // "adaptive->2 ... OR {2,3,0,1}" and accept the numbers too).
+  std::vector<std::string> names;
+  for (PolicyKind k : k_all_policies) names.push_back(policy_name(k));
+  auto text = std::make_shared<std::string>(policy_name(o.policy));
+  CLI::Option* policy = cmd.add_option("--policy", *text,
                                        "Block-size policy: fixed, seed, adaptive or factoring (a POV-Ray scene: "
                                        "fixed, with blocks of 128 unless --block)")
-                            ->transform(CLI::CheckedTransformer(policies))
+                            ->check(CLI::IsMember(names))
+                            ->type_name("NAME")
                             ->default_str(policy_name(o.policy));
-  cmd.parse_complete_callback([&o, block, min_block, policy, policy_chosen, block_chosen] {
+  cmd.parse_complete_callback([&o, block, min_block, policy, policy_chosen, block_chosen, text] {
+    for (PolicyKind k : k_all_policies) {
+      if (*text == policy_name(k)) o.policy = k;
+    }
     if (policy_chosen) *policy_chosen = policy->count() > 0;
     if (block_chosen) *block_chosen = block->count() > 0;
     if (block->count() == 0 && o.policy == PolicyKind::factoring) o.block_size = k_factoring_block_size;

@@ -261,6 +261,10 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
        "error: --join-timeout: nan is out of range (allowed: 0.1 to 86400)"},
       {{"worker", "--connect", "tcp://127.0.0.1:5", "--give-up-after", "-1"},
        "error: --give-up-after: -1 is out of range (allowed: 0 to 1e+09)"},
+      // Policies by name only: the enum's numbers were taken too, and named in the message.
+      {{"render", scene, "-o", out, "--policy", "2"}, "error: --policy: 2 not in {fixed,seed,adaptive,factoring}"},
+      {{"sim", "--cost-map", "c", "--cluster", "k", "--policy", "bogus"},
+       "error: --policy: bogus not in {fixed,seed,adaptive,factoring}"},
   };
   for (const Case& c : cases) {
     Split s = run_split(dir, c.args);
@@ -269,6 +273,10 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
     CHECK_MESSAGE(contains(s.err, c.message), s.err);
     CHECK_FALSE(fs::exists(out));
   }
+  // Help shows the policy names only ("ENUM:value in {adaptive->2,...} OR {2,3,0,1}" before).
+  Split help = run_split(dir, {"sim", "--help"});
+  CHECK_MESSAGE(contains(help.out, "--policy NAME:{fixed,seed,adaptive,factoring}=seed"), help.out);
+  CHECK_FALSE(contains(help.out, "->"));
   // An empty SLURM_JOB_ID is no allocation (it counted as one, and srun then failed).
   const char* saved_job = std::getenv("SLURM_JOB_ID");
   const std::string saved = saved_job ? saved_job : "";
