@@ -12,6 +12,8 @@
 #include "backend_scenes.h"
 #include "launched_workers.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 using backend_scenes::descendants_named;
 using backend_scenes::have_program;
@@ -253,3 +255,5 @@ TEST_CASE("backend faults: a worker whose renderer fails every block sits the jo
   CHECK_FALSE(fs::exists(render));
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

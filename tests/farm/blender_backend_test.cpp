@@ -10,6 +10,8 @@
 #include "backend/blender_renderer.h"
 #include "backend_scenes.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -40,7 +42,7 @@ std::string blender_by_hand(const fs::path& dir, const std::string& scene, int f
 
 }  // namespace
 
-TEST_CASE("blender: a .blend through the farm equals farm single, which equals blender -b -f by hand") {
+TEST_CASE("blender: a .blend through the farm equals farm single, which equals blender -b -f by hand" * doctest::test_suite("slow")) {
   if (!have_program("blender")) {
     MESSAGE("skipped: needs Debian's blender");
     return;
@@ -111,3 +113,5 @@ TEST_CASE("blender: the options a job carries") {
     CHECK_THROWS_AS(farm::parse_blender_options({refused}), std::invalid_argument);
   }
 }
+
+TEST_SUITE_END();

@@ -18,6 +18,8 @@
 #include "chaos_support.h"
 #include "process.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace {
 
 using namespace chaos_support;
@@ -41,7 +43,7 @@ bool no_children_left() {
 
 }  // namespace
 
-TEST_CASE("chaos: workers killed, stopped, restarted and behind a faulty proxy, every block committed once") {
+TEST_CASE("chaos: workers killed, stopped, restarted and behind a faulty proxy, every block committed once" * doctest::test_suite("slow")) {
   const uint32_t seed = static_cast<uint32_t>(env_or("FARM_CHAOS_SEED", 2026));
   Fixture f("chaos_faults", 6000, ".png");
   const std::string out = f.path("farm.png"), stats = f.path("stats.json"), fault_log = f.path("faults.log");
@@ -187,3 +189,5 @@ TEST_CASE("chaos: workers killed, stopped, restarted and behind a faulty proxy, 
   }
   CHECK(no_children_left());
 }
+
+TEST_SUITE_END();

@@ -19,6 +19,8 @@
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace {
 
 using namespace chaos_support;
@@ -338,3 +340,5 @@ TEST_CASE("chaos: a flood of malformed messages is quarantined and corrupts no p
   // The log stays bounded however large the flood.
   CHECK(std::count(log.begin(), log.end(), '\n') < 200);
 }
+
+TEST_SUITE_END();

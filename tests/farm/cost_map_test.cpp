@@ -12,6 +12,8 @@
 #include "costs/cost_map.h"
 #include "costs/cost_map_from_blocks.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace fs = std::filesystem;
 using namespace farm;
 
@@ -56,7 +58,7 @@ std::string file_text(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("cost map: geometry, edge tiles and totals") {
+TEST_CASE("cost map: geometry, edge tiles and totals" * doctest::test_suite("unit")) {
   CostMap m = small_map(2);
   CHECK(m.columns() == 3);
   CHECK(m.rows() == 2);
@@ -72,7 +74,7 @@ TEST_CASE("cost map: geometry, edge tiles and totals") {
   CHECK_THROWS_AS(CostMap(65536, 65536, 1), std::invalid_argument);  // 2^32 cells
 }
 
-TEST_CASE("cost map: a block's cost is the sum of the tiles it covers, partial tiles in proportion") {
+TEST_CASE("cost map: a block's cost is the sum of the tiles it covers, partial tiles in proportion" * doctest::test_suite("unit")) {
   CostMap m = small_map(2);
   // Whole tiles, including the clipped edge ones.
   CHECK(m.cost({1, 0, 0, 10, 7}) == doctest::Approx(m.frame_total(1)));
@@ -96,7 +98,7 @@ TEST_CASE("cost map: a block's cost is the sum of the tiles it covers, partial t
   CHECK(m.cost({1, 20, 20, 4, 4}) == 0.0);
 }
 
-TEST_CASE("cost map: scaled() conserves totals times the pixel ratio and work factor") {
+TEST_CASE("cost map: scaled() conserves totals times the pixel ratio and work factor" * doctest::test_suite("unit")) {
   CostMap m = small_map(2);
   struct Size {
     int w, h, tile;
@@ -125,7 +127,7 @@ TEST_CASE("cost map: scaled() conserves totals times the pixel ratio and work fa
   CHECK(tiny.frame_total(1) == doctest::Approx(1.0 / 1024));
 }
 
-TEST_CASE("cost map: a uniform map scales to a uniform map") {
+TEST_CASE("cost map: a uniform map scales to a uniform map" * doctest::test_suite("unit")) {
   CostMap u(30, 20, 4);  // edge tiles 2 wide: a uniform density, not uniform tile costs
   for (int r = 0; r < u.rows(); ++r)
     for (int c = 0; c < u.columns(); ++c) u.at(1, c, r) = 0.5 * static_cast<double>(u.tile_pixels(c, r)) / 16;
@@ -136,7 +138,7 @@ TEST_CASE("cost map: a uniform map scales to a uniform map") {
       CHECK(s.at(1, c, r) / static_cast<double>(s.tile_pixels(c, r)) == doctest::Approx(density));
 }
 
-TEST_CASE("cost map: write and read round-trip") {
+TEST_CASE("cost map: write and read round-trip" * doctest::test_suite("unit")) {
   auto dir = test_paths::temp_dir("cost_map_round_trip");
   CostMap m = small_map(3);
   m.at(2, 1, 1) = 123456.789012345;
@@ -160,7 +162,7 @@ TEST_CASE("cost map: write and read round-trip") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("cost map: bad files are refused with the file and line named") {
+TEST_CASE("cost map: bad files are refused with the file and line named" * doctest::test_suite("unit")) {
   auto dir = test_paths::temp_dir("cost_map_bad");
   const std::string rows = "1 2 3\n4 5 6\n";
   struct Case {
@@ -213,7 +215,7 @@ TEST_CASE("cost map: bad files are refused with the file and line named") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("cost map: from whole blocks, each block's seconds spread over its pixels") {
+TEST_CASE("cost map: from whole blocks, each block's seconds spread over its pixels" * doctest::test_suite("unit")) {
   // A 10 x 7 image of frames 3 and 5 in blocks of 4 (edge blocks clipped to 2 and 3).
   std::vector<MeasuredBlock> blocks;
   double frame5 = 0;
@@ -324,3 +326,5 @@ TEST_CASE("cost map: farm render --cost-map writes a map from the accepted block
   CHECK(m.note.find("farm master") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

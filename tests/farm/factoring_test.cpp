@@ -8,6 +8,8 @@
 
 #include "scheduler/scheduler.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -295,3 +297,5 @@ TEST_CASE("factoring: a block overdue by more than the job's remaining time is c
   CHECK(copied);
   CHECK(pending_when_copied > 0);  // before the pool drained
 }
+
+TEST_SUITE_END();

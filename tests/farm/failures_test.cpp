@@ -13,6 +13,8 @@
 
 #include "farm_fixture.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -408,3 +410,5 @@ TEST_CASE("failure table: output folder read-only: refused before binding, namin
   CHECK_FALSE(contains(o.log, "listening on"));
   CHECK_FALSE(fs::exists(f.path("x.png")));
 }
+
+TEST_SUITE_END();

@@ -18,12 +18,14 @@
 #include "process.h"
 #include "scheduler/scheduler_trace.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace fs = std::filesystem;
 using test_process::Child;
 
 using namespace farm_fixture;
 
-TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers") {
+TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers" * doctest::test_suite("slow")) {
   Fixture f("farm_identical");
   for (int block : {4, 16, 32, 64}) {
     for (int workers : {1, 2, 3}) {
@@ -175,7 +177,7 @@ TEST_CASE("farm: bad command lines and scenes exit with code 2 and a message") {
   CHECK(text.find("'.jpg'") != std::string::npos);
 }
 
-TEST_CASE("farm: every bundled scene renders byte-identically through the farm (small size)") {
+TEST_CASE("farm: every bundled scene renders byte-identically through the farm (small size)" * doctest::test_suite("slow")) {
   auto dir = test_paths::temp_dir("farm_bundled");
   for (const auto& entry : fs::directory_iterator(test_paths::project("scenes"))) {
     if (entry.path().extension() != ".toml") continue;
@@ -268,3 +270,5 @@ TEST_CASE("farm: plan recommends settings, master --auto uses them, a bad cluste
   CHECK(err.find("cluster.toml:3") != std::string::npos);
   CHECK(err.find("speed") != std::string::npos);
 }
+
+TEST_SUITE_END();

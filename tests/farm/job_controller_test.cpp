@@ -7,6 +7,8 @@
 
 #include "control/job_controller.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -176,3 +178,5 @@ TEST_CASE("controller: with a trace stream every scheduler call is written and r
   std::istringstream in(text);
   CHECK(replay_trace(in).ok());
 }
+
+TEST_SUITE_END();

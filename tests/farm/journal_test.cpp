@@ -14,6 +14,8 @@
 #include "master/journal.h"
 #include "scheduler/scheduler.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 namespace fs = std::filesystem;
 
@@ -367,3 +369,5 @@ TEST_CASE("scheduler: restore() removes committed blocks of any shape, keeps the
   full.restore({{1, 0, 0, 50, 37}, {2, 0, 0, 50, 37}}, 1);
   CHECK(full.done());
 }
+
+TEST_SUITE_END();

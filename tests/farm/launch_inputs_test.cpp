@@ -12,6 +12,8 @@
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
+TEST_SUITE_BEGIN("unit");
+
 TEST_CASE("host file: hosts with options and comments, errors name the file and line") {
   auto hosts = farm::parse_host_file(
       "# lab machines\n"
@@ -151,3 +153,5 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
   CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
 }
+
+TEST_SUITE_END();

@@ -17,6 +17,8 @@
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 using launched_workers::none_left;
 using launched_workers::read_text;
@@ -363,3 +365,5 @@ TEST_CASE("farm render --slurm: a bad SLURM_CPUS_PER_TASK or SLURM_NTASKS is a u
   CHECK(read_text(f.path("tasks.log")).find("error: --slurm: SLURM_NTASKS='0' is not a whole number") != std::string::npos);
   CHECK(read_text(f.path("tasks.log")).find("srun") == std::string::npos);
 }
+
+TEST_SUITE_END();

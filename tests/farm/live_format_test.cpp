@@ -7,6 +7,8 @@
 
 #include "live/live_format.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -91,3 +93,5 @@ TEST_CASE("live: /metrics is Prometheus text with escaped worker labels") {
   CHECK_FALSE(is_prometheus_text("farm x 1\n"));
   CHECK(prometheus_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
 }
+
+TEST_SUITE_END();

@@ -17,6 +17,8 @@
 
 #include "live/live_server.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm;
 
 namespace {
@@ -271,3 +273,5 @@ TEST_CASE("live: beyond its connection limit the server closes the connections i
   CHECK(closed_by_server(idle.fds.front()));
   CHECK_FALSE(closed_by_server(idle.fds.back()));
 }
+
+TEST_SUITE_END();

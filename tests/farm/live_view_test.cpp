@@ -16,6 +16,8 @@
 #include "launched_workers.h"
 #include "live/live_server.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm;
 using namespace farm_fixture;
 
@@ -244,3 +246,5 @@ TEST_CASE("live: the image's PNG is encoded once per change, shared within its m
   CHECK(*second != *first);
   CHECK(image.png(0.0) == second);
 }
+
+TEST_SUITE_END();

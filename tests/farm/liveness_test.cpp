@@ -11,6 +11,8 @@
 
 #include "farm_fixture.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -116,3 +118,5 @@ TEST_CASE("liveness: the master stops within 1 s of SIGTERM and keeps its journa
   CHECK(test_process::same_file(out, f.reference));
   CHECK_FALSE(fs::exists(out + ".journal"));
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 #include "control/makespan_bound.h"
 #include "sim/simulator.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -120,3 +122,5 @@ TEST_CASE("no simulated run beats the honest bound, even when the per-block cost
     CHECK(res.makespan >= res.bound.honest());
   }
 }
+
+TEST_SUITE_END();

@@ -14,6 +14,8 @@
 #include "base/file_write.h"
 #include "farm_fixture.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -418,3 +420,5 @@ TEST_CASE("messages: a FIFO is refused without blocking, wherever a file is read
   }
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

@@ -17,6 +17,8 @@
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -36,7 +38,7 @@ std::vector<uint8_t> pixels_of(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("povray: chess2.pov through the farm equals farm single, which equals povray's own render") {
+TEST_CASE("povray: chess2.pov through the farm equals farm single, which equals povray's own render" * doctest::test_suite("slow")) {
   if (!have_povray() || !fs::exists(k_chess2)) {
     MESSAGE("skipped: needs Debian's povray and povray-examples (" << k_chess2 << ")");
     return;
@@ -115,7 +117,7 @@ TEST_CASE("povray: a scene's own include travels to the workers, and a file it n
   fs::remove_all(dir);
 }
 
-TEST_CASE("povray: the switches a job may carry, and the files a scene names") {
+TEST_CASE("povray: the switches a job may carry, and the files a scene names" * doctest::test_suite("unit")) {
   // Only the look of the image: size, region, output, display and threads are the farm's.
   CHECK(farm::povray_options(" +A0.3  +AM2 -J +R3 +Q9 +BS32 Declare=Ball=2 ") ==
         std::vector<std::string>{"+A0.3", "+AM2", "-J", "+R3", "+Q9", "+BS32", "Declare=Ball=2"});
@@ -266,3 +268,5 @@ TEST_CASE("povray: an animation's frames (+KFI..+KFF, clock) are the farm's fram
   CHECK_MESSAGE(beyond.log().find("--frame 4 but the scene has 3 frame(s)") != std::string::npos, beyond.log());
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

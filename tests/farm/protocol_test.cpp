@@ -5,6 +5,8 @@
 
 #include "protocol/protocol.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 using namespace farm::proto;
 
@@ -177,3 +179,5 @@ TEST_CASE("protocol: a message at an odd address decodes the same (ZeroMQ frames
     CHECK(same(*d.message, m));
   }
 }
+
+TEST_SUITE_END();

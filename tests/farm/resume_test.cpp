@@ -11,6 +11,8 @@
 
 #include "farm_fixture.h"
 
+TEST_SUITE_BEGIN("integration");
+
 using namespace farm_fixture;
 
 namespace {
@@ -139,3 +141,5 @@ TEST_CASE("resume: a second writer of a journal is refused with the first one's 
   CHECK(test_process::same_file(out, f.reference));
   CHECK_FALSE(fs::exists(journal + ".lock"));  // a run that ends removes it
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 
 #include "scheduler/scheduler.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -402,3 +404,5 @@ TEST_CASE("scheduler: a zero waiting time, heartbeat or liveness is refused (its
   CHECK_THROWS_AS(Scheduler{c}, std::invalid_argument);
   CHECK_NOTHROW(Scheduler{config(64, 64, 32)});
 }
+
+TEST_SUITE_END();

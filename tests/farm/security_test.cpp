@@ -23,6 +23,8 @@
 #include "security/socket_security.h"
 #include "security/zap_handler.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace fs = std::filesystem;
 using test_process::Child;
 namespace sec = farm::security;
@@ -158,7 +160,7 @@ Refusal run_refusal(const std::string& name,
 
 }  // namespace
 
-TEST_CASE("security: loopback endpoints are told apart from network ones") {
+TEST_CASE("security: loopback endpoints are told apart from network ones" * doctest::test_suite("unit")) {
   for (const char* ep :
        {"tcp://127.0.0.1:5555", "tcp://127.0.0.1:*", "tcp://127.1.2.3:9", "tcp://localhost:5555", "tcp://[::1]:5555",
         "ipc:///tmp/farm.sock", "inproc://farm", "tcp://10.0.0.1;127.0.0.1:5555"}) {
@@ -174,7 +176,7 @@ TEST_CASE("security: loopback endpoints are told apart from network ones") {
   }
 }
 
-TEST_CASE("security: the ZAP answer admits only CURVE with an allowed key (fail closed)") {
+TEST_CASE("security: the ZAP answer admits only CURVE with an allowed key (fail closed)" * doctest::test_suite("unit")) {
   const sec::CurveKeyPair allowed = sec::generate_key_pair(), other = sec::generate_key_pair();
   const std::set<std::string> list = {allowed.public_key};
   auto raw = [](const std::string& z85) {
@@ -206,7 +208,7 @@ TEST_CASE("security: the ZAP answer admits only CURVE with an allowed key (fail 
   CHECK(sec::answer_zap_request(request("CURVE", raw(allowed.public_key)), {}).status_code == "400");
 }
 
-TEST_CASE("security: a CURVE server socket admits nobody without the ZAP handler, and only allowed keys with it") {
+TEST_CASE("security: a CURVE server socket admits nobody without the ZAP handler, and only allowed keys with it" * doctest::test_suite("unit")) {
   const sec::CurveKeyPair server = sec::generate_key_pair(), allowed = sec::generate_key_pair(),
                           stranger = sec::generate_key_pair();
   const sec::CurveServer config{server.secret_key, {allowed.public_key}};
@@ -442,3 +444,5 @@ TEST_CASE("security: bad key files exit 2 and name the file") {
     CHECK(text.find(std::string(40, '"')) == std::string::npos);  // never echoes key material
   }
 }
+
+TEST_SUITE_END();

@@ -11,6 +11,8 @@
 #include "sim/quota_clock.h"
 #include "sim/simulator.h"
 
+TEST_SUITE_BEGIN("unit");
+
 using namespace farm;
 
 namespace {
@@ -286,3 +288,5 @@ TEST_CASE("sim: a trace header the scheduler refuses is an error, not an excepti
   CHECK_FALSE(s.ok());
   CHECK(s.message().find("waiting time") != std::string::npos);
 }
+
+TEST_SUITE_END();

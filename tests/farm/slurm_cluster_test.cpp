@@ -13,6 +13,8 @@
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
+TEST_SUITE_BEGIN("cluster");
+
 using namespace farm_fixture;
 using launched_workers::read_text;
 
@@ -143,3 +145,5 @@ TEST_CASE("slurm: a Blender scene through salloc -n 2 farm render --slurm is byt
   CHECK(log.find("slurm: started 2 worker task(s)") != std::string::npos);
   CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
 }
+
+TEST_SUITE_END();

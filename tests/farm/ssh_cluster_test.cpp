@@ -14,6 +14,8 @@
 #include "farm_fixture.h"
 #include "launched_workers.h"
 
+TEST_SUITE_BEGIN("cluster");
+
 using namespace farm_fixture;
 using launched_workers::none_left;
 using launched_workers::read_text;
@@ -188,3 +190,5 @@ TEST_CASE("ssh cluster: a Blender scene through --hosts is byte-identical to far
   CHECK(none_left(cache));
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

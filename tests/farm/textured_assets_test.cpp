@@ -12,6 +12,8 @@
 #include "farm_fixture.h"
 #include "process.h"
 
+TEST_SUITE_BEGIN("integration");
+
 namespace fs = std::filesystem;
 using namespace farm_fixture;
 
@@ -120,3 +122,5 @@ TEST_CASE("farm: a glTF file as the scene renders like single with its buffer an
   CHECK(cached_objects(dir / "cache0") == 3);  // quad.gltf, quad.bin, blocks.png
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

@@ -13,6 +13,8 @@
 #include "render_helpers.h"
 #include "scene/scene_desc.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 std::vector<std::string> bundled_scene_files() {
@@ -131,3 +133,5 @@ TEST_CASE("bundled scenes: chess2's per-pixel cost is strongly uneven") {
   CHECK(pieces.refracted > 0);
   CHECK(pieces.reflected > 0);
 }
+
+TEST_SUITE_END();

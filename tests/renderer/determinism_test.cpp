@@ -9,6 +9,8 @@
 #include "../test_paths.h"
 #include "render_helpers.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 // Every material, a texture, spheres, a lathe, a box, an instanced prototype, an area light,
@@ -220,3 +222,5 @@ path = ")" + test_paths::shared_scenes() + R"(/sponza-dabrovic/sponza.obj"
     }
   }
 }
+
+TEST_SUITE_END();

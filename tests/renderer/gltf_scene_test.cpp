@@ -16,6 +16,8 @@
 #include "render_helpers.h"
 #include "scene/scene.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace fs = std::filesystem;
 using gltf_fixture::QuadOptions;
 
@@ -370,3 +372,5 @@ TEST_CASE("glTF: fuzz findings stay fixed") {
   CHECK_THROWS_WITH_AS(rt::parse_scene_file((d.path / "finding.glb").string()),
                        doctest::Contains("runs past the end of its buffer"), rt::SceneError);
 }
+
+TEST_SUITE_END();

@@ -13,6 +13,8 @@
 #include "../test_paths.h"
 #include "image/image_io.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 std::vector<float> gradient(int w, int h) {
   std::vector<float> rgba(static_cast<size_t>(w) * h * 4);
@@ -99,3 +101,5 @@ TEST_CASE("image output: a write that fails names the OS reason, not OpenImageIO
   CHECK_THROWS_WITH(rt::write_image(out, 4, 4, rgba.data()),
                     doctest::Contains(("cannot write '" + out + "': Read-only file system").c_str()));
 }
+
+TEST_SUITE_END();

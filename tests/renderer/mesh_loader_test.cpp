@@ -13,6 +13,8 @@
 #include "scene/mesh.h"
 #include "test_paths.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -395,3 +397,5 @@ TEST_CASE("load_mesh_file: a PLY face without indices is refused (SIGBUS in assi
   CHECK_NOTHROW(rt::load_mesh_file(write_file(dir / "ok.ply", header + "3 0 1 2\n3 0 2 1\n"), {}));
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

@@ -12,6 +12,8 @@
 #include "scene/obj_references.h"
 #include "test_paths.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -283,3 +285,5 @@ TEST_CASE("obj_references: shared Cornell box lists one MTL and no textures") {
   CHECK(fs::path(refs[0].path).filename() == "CornellBox-Original.mtl");
   CHECK(refs[0].from.line == 12);
 }
+
+TEST_SUITE_END();

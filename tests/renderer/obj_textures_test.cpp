@@ -11,6 +11,8 @@
 #include "scene/mesh.h"
 #include "scene/scene.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -106,3 +108,5 @@ TEST_CASE("PLY: vertex colours become the surface colour") {
   CHECK(f.materials[0].albedo.value == rt::Color{1.0f});
   fs::remove_all(dir);
 }
+
+TEST_SUITE_END();

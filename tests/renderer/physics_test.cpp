@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 // A unit sphere filling the centre of the view, inside a uniform environment.
@@ -268,3 +270,5 @@ size = 1000
   auto [mean, spread] = pixel_stats(text);
   CHECK(spread / mean < 0.2);
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 #include "render_helpers.h"
 #include "sampling/pixel_filter.h"
 
+TEST_SUITE_BEGIN("unit");
+
 TEST_CASE("pixel filter: the shared sampler is built once per filter and width, and equals a fresh one") {
   using rt::PixelFilter;
   const rt::PixelFilterSampler& a = rt::PixelFilterSampler::shared(PixelFilter::gaussian, 1.5f);
@@ -101,3 +103,5 @@ edge_v = [0, 200, 0]
   CHECK(bh[3] == doctest::Approx(1.0 - p).epsilon(0.006));
   CHECK(bh[4] == doctest::Approx(p).epsilon(0.006).scale(1));
 }
+
+TEST_SUITE_END();

@@ -10,6 +10,8 @@
 
 #include "sampling/pixel_sampler.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 // The first `dimensions` 1D values and then one pair of each of `spp` samples of one pixel.
@@ -149,3 +151,5 @@ TEST_CASE("sampler: the Sobol generator matches the sequence's known first point
       CHECK_MESSAGE(rt::sobol::sobol_point(d, i) == static_cast<uint32_t>(expected[d][i - 1]) << 29,
                     "dimension " << d << " point " << i);
 }
+
+TEST_SUITE_END();

@@ -7,6 +7,8 @@
 #include "scene/scene_desc.h"
 #include "scene_parser_fixture.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace {
 
 using scene_parser_fixture::k_materials;
@@ -172,3 +174,5 @@ TEST_CASE("scene parser: a missing scene file is a SceneError") {
   CHECK_THROWS_WITH_AS(rt::parse_scene_file("/nonexistent/dir/x.toml"),
                        "cannot open scene file '/nonexistent/dir/x.toml': No such file or directory", rt::SceneError);
 }
+
+TEST_SUITE_END();

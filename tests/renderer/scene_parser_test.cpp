@@ -14,6 +14,8 @@
 #include "test_paths.h"
 #include "scene_parser_fixture.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -373,3 +375,5 @@ TEST_CASE("scene parser: the example in docs/scene-format.md parses") {
   CHECK(s.prototypes.size() == 1);
   CHECK(s.objects.size() == 5);
 }
+
+TEST_SUITE_END();

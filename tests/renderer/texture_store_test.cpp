@@ -16,6 +16,8 @@
 #include "scene/scene.h"
 #include "shading/texture.h"
 
+TEST_SUITE_BEGIN("unit");
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -162,7 +164,7 @@ TEST_CASE("textures: lookups follow OpenImageIO's bilinear convention for every 
   }
 }
 
-TEST_CASE("textures: DamagedHelmet renders the same bytes with its textures in memory and in a 16 MiB tile cache") {
+TEST_CASE("textures: DamagedHelmet renders the same bytes with its textures in memory and in a 16 MiB tile cache" * doctest::test_suite("slow")) {
   if (!test_paths::have_shared_scenes()) {
     MESSAGE("skipped: ../shared/scenes is absent");
     return;
@@ -184,3 +186,5 @@ TEST_CASE("textures: DamagedHelmet renders the same bytes with its textures in m
   std::vector<float> image_a = test_render::render_full(*a), image_b = test_render::render_full(*b);
   CHECK(std::memcmp(image_a.data(), image_b.data(), image_a.size() * sizeof(float)) == 0);
 }
+
+TEST_SUITE_END();
