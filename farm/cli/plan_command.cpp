@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/exit_codes.h"
+#include "scene/scene_desc.h"
 #include "scheduler/policy.h"
 
 namespace farm {
@@ -16,7 +17,7 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option("--cluster", o.cluster_path, "Cluster description (TOML, see `farm sim`)")->required();
   cmd->add_option("--preview-scale", o.preview.scale, "Preview resolution = full / this, on each axis")
       ->transform(in_range(1, 64));
-  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->transform(in_range(1, 65536));
+  cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->transform(in_range(1, rt::k_max_spp));
   cmd->add_option("--threads", o.preview.threads, "Threads for the preview render (default: all cores)")
       ->transform(in_range(0, 4096));
   cmd->add_option("--top", o.top, "Candidates shown")->transform(in_range(1, 1000));

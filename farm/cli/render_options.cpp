@@ -1,6 +1,8 @@
 #include "cli/render_options.h"
 #include "cli/option_checks.h"
 
+#include "scene/scene_desc.h"
+
 namespace farm {
 
 void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
@@ -10,9 +12,9 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--assets", o.asset_dirs, "Extra folder to look for meshes/textures in (repeatable; also $FARM_ASSETS)");
   cmd.add_option("--width", o.width, "Override the scene's image width (pixels)")->transform(in_range(1, rt::k_max_image_side));
   cmd.add_option("--height", o.height, "Override the scene's image height (pixels)")->transform(in_range(1, rt::k_max_image_side));
-  cmd.add_option("--spp", o.spp, "Override samples per pixel")->transform(in_range(1, 65536));
+  cmd.add_option("--spp", o.spp, "Override samples per pixel")->transform(in_range(1, rt::k_max_spp));
   cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->transform(at_least(1));
-  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->transform(in_range(0, 64));
+  cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->transform(in_range(0, rt::k_max_bounces));
   cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
   cmd.add_option("--seed", o.seed, "Override the random seed")
       ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));

@@ -11,6 +11,7 @@
 #include "base/file_write.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
+#include "costs/cost_map.h"
 #include "scene/scene_desc.h"
 #include "scheduler/policy.h"
 #include "sim/simulator.h"
@@ -25,8 +26,8 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
       ->required();
   add_scheduling_options(*cmd, o.scheduling);
   cmd->add_option("--width", o.width, "Image width to simulate (default: the cost map's; otherwise rescaled)")
-      ->transform(in_range(1, 65536));
-  cmd->add_option("--height", o.height, "Image height to simulate (default: the cost map's)")->transform(in_range(1, 65536));
+      ->transform(in_range(1, CostMap::k_max_side));
+  cmd->add_option("--height", o.height, "Image height to simulate (default: the cost map's)")->transform(in_range(1, CostMap::k_max_side));
   cmd->add_option("--work-factor", o.work_factor, "Multiply every cost (e.g. full spp / the map's spp)")
       ->transform(in_range(1e-6, 1e6));
   cmd->add_option("--frames", o.frames, "Frames to simulate (default: the cost map's)")->transform(in_range(1, 100000));

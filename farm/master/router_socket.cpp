@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "protocol/endpoint_check.h"
+#include "protocol/pixel_codec.h"
 
 namespace farm {
 
@@ -15,7 +16,8 @@ std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std
   socket->set(zmq::sockopt::sndhwm, 10000);        // bounded memory for slow consumers
   socket->set(zmq::sockopt::rcvhwm, 10000);
   // The largest legal inbound message is one result of the largest block (float RGB).
-  const int64_t max_block_bytes = static_cast<int64_t>(max_block) * max_block * 12;
+  const int64_t max_block_bytes =
+      static_cast<int64_t>(max_block) * max_block * proto::bytes_per_pixel(proto::PixelEncoding::float32);
   socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
   if (endpoint_wants_ipv6(bind)) socket->set(zmq::sockopt::ipv6, 1);  // else [::1] is "No such device"
   socket->bind(bind);

@@ -158,9 +158,9 @@ class Reader {
         static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels)
       throw Malformed{"image size out of range"};
     s.spp = x->spp();
-    if (s.spp < 1 || s.spp > 65536) throw Malformed{"spp out of range"};
+    if (s.spp < 1 || s.spp > rt::k_max_spp) throw Malformed{"spp out of range"};
     s.max_depth = x->max_depth();
-    if (s.max_depth < 0 || s.max_depth > 64) throw Malformed{"max_depth out of range"};
+    if (s.max_depth < 0 || s.max_depth > rt::k_max_bounces) throw Malformed{"max_depth out of range"};
     s.seed = x->seed();
     s.integrator = enumeration<rt::IntegratorKind>(static_cast<uint8_t>(x->integrator()), 1, "integrator");
     if (x->camera()) s.camera = str(x->camera(), "camera", true);

@@ -46,6 +46,9 @@ enum class PixelFilter { box, gaussian, blackman_harris };
 // Image limits, one place for every reader and checker (scene files, CLI, protocol, journal).
 constexpr int k_max_image_side = 16384;
 constexpr long long k_max_image_pixels = 1LL << 28;
+// Render setting limits, likewise: samples per pixel and bounces.
+constexpr int k_max_spp = 65536;
+constexpr int k_max_bounces = 64;
 
 struct RenderSettings {
   int width = 640;

@@ -156,14 +156,14 @@ void read_render(ParseContext& ctx, const TableReader& r) {
     r.fail_at(r.has("height") ? "height" : "width",
               "width * height must be at most " + std::to_string(k_max_image_pixels) + " pixels, got " +
                   std::to_string(int64_t{s.width} * s.height));
-  s.spp = static_cast<int>(r.get_int("spp", s.spp, 1, 65536));
+  s.spp = static_cast<int>(r.get_int("spp", s.spp, 1, k_max_spp));
   if (auto integrator = r.get_string("integrator")) {
     if (std::optional<IntegratorKind> kind = parse_integrator(*integrator))
       s.integrator = *kind;
     else
       r.fail_at("integrator", "unknown integrator " + quote_name(*integrator) + "; valid: whitted, path");
   }
-  s.max_depth = static_cast<int>(r.get_int("max_depth", s.max_depth, 0, 64));
+  s.max_depth = static_cast<int>(r.get_int("max_depth", s.max_depth, 0, k_max_bounces));
   s.seed = static_cast<uint64_t>(r.get_int("seed", 0, 0, std::numeric_limits<int64_t>::max()));
   s.frames = static_cast<int>(r.get_int("frames", s.frames, 1, 100000));
   s.ambient = r.get_color("ambient", s.ambient, k_non_negative);
