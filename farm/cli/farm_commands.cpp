@@ -35,10 +35,13 @@ const std::atomic<bool>* install_stop_flag() {
   return &g_stop;
 }
 
-void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen, bool* block_chosen) {
-  CLI::Option* block = cmd.add_option("--block", o.block_size, "Initial block size S0 (pixels, side of a square; "
-                                      "default 32, and 128 with --policy factoring, which carves by predicted cost)")
-                           ->transform(in_range(1, 4096));
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen) {
+  // Unset (0) unless given: the policy's default then applies (initial_block_size).
+  cmd.add_option("--block", o.block_size,
+                 "Initial block size S0 (pixels, side of a square; default " + std::to_string(k_default_block_size) +
+                     ", and " + std::to_string(k_factoring_block_size) +
+                     " with --policy factoring, which carves by predicted cost)")
+      ->transform(in_range(1, 4096));
   CLI::Option* min_block =
       cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->transform(in_range(1, 4096));
   cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
@@ -57,16 +60,14 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
                             ->check(CLI::IsMember(names))
                             ->type_name("NAME")
                             ->default_str(policy_name(o.policy));
-  cmd.parse_complete_callback([&o, block, min_block, policy, policy_chosen, block_chosen, text] {
+  cmd.parse_complete_callback([&o, min_block, policy, policy_chosen, text] {
     for (PolicyKind k : k_all_policies) {
       if (*text == policy_name(k)) o.policy = k;
     }
     if (policy_chosen) *policy_chosen = policy->count() > 0;
-    if (block_chosen) *block_chosen = block->count() > 0;
-    if (block->count() == 0 && o.policy == PolicyKind::factoring) o.block_size = k_factoring_block_size;
-    if (min_block->count() > 0 && o.min_block > o.block_size) {
+    if (min_block->count() > 0 && o.min_block > initial_block_size(o)) {
       throw CLI::ValidationError("--min-block", std::to_string(o.min_block) + " is larger than the block size " +
-                                                    std::to_string(o.block_size) + " (--block)");
+                                                    std::to_string(initial_block_size(o)) + " (--block)");
     }
   });
 }
@@ -106,7 +107,7 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   MasterOptions& o = mo.master;
   CLI::App* cmd = app.add_subcommand("master", "Serve one render job to workers over ZeroMQ");
   add_render_options(*cmd, o.render);
-  add_scheduling_options(*cmd, o.scheduling, &o.policy_chosen, &o.block_chosen);
+  add_scheduling_options(*cmd, o.scheduling, &o.policy_chosen);
   cmd->add_option("--bind", o.bind,
                   "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
                   "--allow, or --insecure")
@@ -161,7 +162,7 @@ void add_worker_command(CLI::App& app, WorkerOptions& o) {
 void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("render", "Render on this machine with a local master and local workers");
   add_render_options(*cmd, o.master.render);
-  add_scheduling_options(*cmd, o.master.scheduling, &o.master.policy_chosen, &o.master.block_chosen);
+  add_scheduling_options(*cmd, o.master.scheduling, &o.master.policy_chosen);
   add_liveness_options(*cmd, o.master.scheduling);
   add_journal_options(*cmd, o.master);
   add_http_options(*cmd, o.master);
@@ -207,7 +208,7 @@ int run_master_command(const MasterCommandOptions& o) {
     }
     spdlog::info("--auto chose --policy {} --block {} --wait {:g}", policy_name(copy.scheduling.policy),
                  copy.scheduling.block_size, copy.scheduling.base_wait);
-    copy.policy_chosen = copy.block_chosen = true;
+    copy.policy_chosen = true;
   }
   copy.stop = install_stop_flag();
   return exit_code(run_master(copy));

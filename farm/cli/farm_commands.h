@@ -23,9 +23,9 @@ struct RenderCommandOptions {
 };
 
 // --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.
-// `policy_chosen`/`block_chosen`, when given, say after parsing whether --policy/--block were given.
-void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen = nullptr,
-                            bool* block_chosen = nullptr);
+// `policy_chosen`, when given, says after parsing whether --policy was given (an unset --block is
+// 0 in `o`: the policy's default, initial_block_size).
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen = nullptr);
 // `--auto CLUSTER.toml`: pick policy, block size and waiting time with `farm plan` first.
 struct MasterCommandOptions {
   MasterOptions master;

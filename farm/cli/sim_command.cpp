@@ -131,7 +131,7 @@ int run_sim_command(const SimCommandOptions& o) {
   for (const SimWorkerSpec& w : workers) speed += w.speed * w.threads;
   std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
               s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
-              policy_name(o.scheduling.policy), o.scheduling.block_size, o.scheduling.base_wait);
+              policy_name(o.scheduling.policy), initial_block_size(o.scheduling), o.scheduling.base_wait);
   std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
   std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
   std::printf("  %-24s %.3f s\n", "Render window", r.window());

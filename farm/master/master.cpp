@@ -33,11 +33,13 @@ bool Master::setup() {
       m_config.grid = povray_grid(m_settings.renderer_options);
       if (!m_o.policy_chosen) {
         m_config.policy = PolicyKind::fixed;
-        if (!m_o.block_chosen) m_config.block_size = k_povray_default_block;
+        const bool block_chosen = m_config.block_size > 0;
+        if (!block_chosen) m_config.block_size = k_povray_default_block;
         spdlog::info("a POV-Ray job: policy fixed{} (POV-Ray's measured best; --policy to choose another)",
-                     m_o.block_chosen ? "" : ", blocks of " + std::to_string(k_povray_default_block));
+                     block_chosen ? "" : ", blocks of " + std::to_string(k_povray_default_block));
       }
     }
+    m_config.block_size = initial_block_size(m_config);
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
     if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && scene_kind(m_o.render.scene_path) == SceneKind::native) {
       PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
@@ -85,7 +87,7 @@ bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
   }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
   try {
-    m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_o.scheduling.block_size);
+    m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_config.block_size);
   } catch (const zmq::error_t& e) {
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
     return false;

@@ -20,9 +20,10 @@ struct MasterOptions {
   // Policy, block size, waiting time, copies, heartbeat and liveness; the image size, frames
   // and payload size are filled in from the job.
   SchedulerConfig scheduling;
-  // Whether the user chose the policy and the block size (the CLI sets these from its flags):
-  // where not, a scene of another renderer may get that renderer's measured best default.
-  bool policy_chosen = true, block_chosen = true;
+  // Whether the user chose the policy (the CLI sets it from its flag): where not, a scene of
+  // another renderer may get that renderer's measured best default (and an unset block size,
+  // scheduling.block_size 0, that renderer's block).
+  bool policy_chosen = true;
   std::string bind = "tcp://*:5555";  // not loopback: needs key_path + allow_path, or insecure
   // CURVE (farm/security): the master's key pair file and the workers' public keys that may
   // connect (a .pub, a folder of .pub files or a list). Required off loopback unless insecure.

@@ -176,4 +176,9 @@ std::optional<PolicyKind> parse_policy(const std::string& name) {
   return std::nullopt;
 }
 
+int initial_block_size(const SchedulerConfig& config) {
+  if (config.block_size > 0) return config.block_size;
+  return config.policy == PolicyKind::factoring ? k_factoring_block_size : k_default_block_size;
+}
+
 }  // namespace farm

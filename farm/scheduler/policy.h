@@ -95,6 +95,12 @@ std::unique_ptr<Policy> make_policy(PolicyKind kind);
 // S0 of the factoring policy unless given: only a cap, since it carves by predicted cost, and
 // large enough that blocks never have to be smaller than they need to (results/sim/scale_study.md).
 constexpr int k_factoring_block_size = 128;
+// S0 of the other policies unless given (the paper's 32x32).
+constexpr int k_default_block_size = 32;
+
+// A configuration's S0: its own, or its policy's default when it gives none (block_size 0). The
+// one place the defaults are applied, so every driver (CLI, master, simulator, tests) agrees.
+int initial_block_size(const SchedulerConfig& config);
 // Every policy, in the order the CLI lists them.
 constexpr PolicyKind k_all_policies[] = {PolicyKind::fixed, PolicyKind::seed, PolicyKind::adaptive, PolicyKind::factoring};
 const char* policy_name(PolicyKind kind);

@@ -14,6 +14,7 @@ constexpr Seconds k_never = std::numeric_limits<Seconds>::infinity();
 }
 
 Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_policy(make_policy(m_config.policy)) {
+  m_config.block_size = initial_block_size(m_config);
   if (m_config.width <= 0 || m_config.height <= 0 || m_config.frames.empty()) {
     throw std::invalid_argument("scheduler: empty image");
   }

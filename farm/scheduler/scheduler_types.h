@@ -26,7 +26,7 @@ constexpr int k_default_liveness = 3;
 struct SchedulerConfig {
   int width = 0, height = 0;
   std::vector<int> frames{1};
-  int block_size = 32;       // S0: side of the initial tiling
+  int block_size = 0;        // S0: side of the initial tiling; 0 = the policy's (initial_block_size)
   int min_block = 4;         // halving never goes below this
   // Block origins and sides are multiples of this, except where the image ends: a renderer
   // whose regions are exact only on its own grid (POV-Ray: 4) sets it. block_size and

@@ -439,8 +439,9 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
   for (const SimWorkerSpec& s : workers)
     if (s.speed > 0) block_work = std::min(block_work, block_overhead(s, o) * s.speed);
   if (!std::isfinite(block_work)) block_work = 0;
-  const double columns = std::ceil(static_cast<double>(c.width) / c.block_size);
-  const double rows = std::ceil(static_cast<double>(c.height) / c.block_size);
+  const int block = initial_block_size(c);
+  const double columns = std::ceil(static_cast<double>(c.width) / block);
+  const double rows = std::ceil(static_cast<double>(c.height) / block);
   work += columns * rows * static_cast<double>(c.frames.size()) * block_work;
   std::vector<BoundWorker> bw;
   bw.reserve(workers.size());
@@ -457,7 +458,7 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
     bw.push_back(b);
   }
   if (work_out) *work_out = work;
-  return makespan_bound(bw, work, costs.costliest_min_block(c.block_size, c.min_block) + block_work);
+  return makespan_bound(bw, work, costs.costliest_min_block(block, c.min_block) + block_work);
 }
 
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options) {

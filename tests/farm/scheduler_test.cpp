@@ -405,4 +405,16 @@ TEST_CASE("scheduler: a zero waiting time, heartbeat or liveness is refused (its
   CHECK_NOTHROW(Scheduler{config(64, 64, 32)});
 }
 
+TEST_CASE("scheduler: a configuration without a block size gets its policy's, in every driver alike") {
+  // The default lived in a CLI callback, so the simulator and other drivers gave factoring 32.
+  CHECK(initial_block_size(config(64, 64, 0)) == k_default_block_size);
+  CHECK(initial_block_size(config(64, 64, 0, PolicyKind::factoring)) == k_factoring_block_size);
+  CHECK(initial_block_size(config(64, 64, 8, PolicyKind::factoring)) == 8);
+  Scheduler factoring(config(512, 512, 0, PolicyKind::factoring));
+  CHECK(factoring.config().block_size == k_factoring_block_size);
+  Scheduler seed(config(512, 512, 0));
+  CHECK(seed.config().block_size == k_default_block_size);
+  CHECK(seed.pending_pixels() == 512 * 512);
+}
+
 TEST_SUITE_END();
