@@ -46,7 +46,7 @@ TEST_CASE("job: overrides replace the scene's settings, and bad ones are refused
   CHECK_THROWS_WITH_AS(load_scene_desc(o), doctest::Contains("--renderer-options"), std::invalid_argument);
 }
 
-TEST_CASE("job: frames and output names; a single frame keeps the path, an animation numbers it") {
+TEST_CASE("job: frames and output names, a single frame keeping its path and an animation numbering it") {
   RenderOptions o;
   o.scene_path = std::string(FARM_SOURCE_DIR) + "/scenes/orbit.toml";
   const rt::SceneDesc d = load_scene_desc(o);
