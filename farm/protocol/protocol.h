@@ -10,8 +10,9 @@
 #include <variant>
 #include <vector>
 
-#include "scene/scene_desc.h"
-#include "scheduler/scheduler_types.h"
+#include "scene/render_settings.h"
+#include "scheduler/block.h"
+#include "scheduler/ids.h"
 
 namespace farm::proto {
 

@@ -8,20 +8,13 @@
 #include <vector>
 
 #include "scheduler/block.h"
+#include "scheduler/ids.h"
 
 namespace farm {
 
-using WorkerId = uint32_t;
-using AttemptId = uint64_t;  // one lease of one block to one worker; never reused
-using BlockId = uint64_t;    // one carved block; copies of it share the id
-using Seconds = double;
 
 enum class PolicyKind { fixed, seed, adaptive, factoring };
 
-// Liveness defaults of master, worker and simulator alike: zguide's Paranoid Pirate pings every
-// second and declares a peer dead after three missed beats.
-constexpr Seconds k_default_heartbeat_interval = 1.0;
-constexpr int k_default_liveness = 3;
 
 struct SchedulerConfig {
   int width = 0, height = 0;

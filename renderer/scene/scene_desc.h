@@ -14,6 +14,7 @@
 
 #include "math/transform.h"
 #include "math/vec.h"
+#include "scene/render_settings.h"
 
 namespace rt {
 
@@ -33,36 +34,8 @@ class SceneError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class IntegratorKind { whitted, path };
-// Its name in scene files, on the command line and in statistics ("whitted", "path").
-const char* integrator_name(IntegratorKind kind);
-std::optional<IntegratorKind> parse_integrator(const std::string& name);
 
-// How a pixel's samples are spread around its centre (filter importance sampling: each sample
-// lands where the filter puts weight, and the pixel is their plain mean, so a pixel still depends
-// on its own samples only). `box` of width 1 covers the pixel square exactly.
-enum class PixelFilter { box, gaussian, blackman_harris };
 
-// Image limits, one place for every reader and checker (scene files, CLI, protocol, journal).
-constexpr int k_max_image_side = 16384;
-constexpr long long k_max_image_pixels = 1LL << 28;
-// Render setting limits, likewise: samples per pixel and bounces.
-constexpr int k_max_spp = 65536;
-constexpr int k_max_bounces = 64;
-
-struct RenderSettings {
-  int width = 640;
-  int height = 480;
-  int spp = 16;                  // samples per pixel
-  IntegratorKind integrator = IntegratorKind::path;
-  int max_depth = 8;             // bounces after the camera ray (whitted: reflection/refraction depth)
-  uint64_t seed = 0;             // mixed into every pixel's random numbers
-  int frames = 1;                // frames are numbered 1..frames
-  Color ambient{0.0f};           // whitted only: POV-Ray-like global ambient term (times albedo)
-  float max_sample_value = 0.0f; // path only: clamp each sample's channels (0 = no clamp)
-  PixelFilter filter = PixelFilter::blackman_harris;
-  float filter_width = 3.0f;     // pixels: the filter's whole support along x and along y
-};
 
 struct CameraKey {
   Vec3 position{0, 0, 5};
