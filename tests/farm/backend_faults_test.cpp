@@ -158,15 +158,25 @@ const char k_ball[] =
     "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
     "sphere { 0, 1 pigment { rgb <1, 0.4, 0.1> } }\n";
 
+// The fake povray above runs Debian's for the real work.
+bool skip_without_povray() {
+  if (have_program("povray") && fs::exists("/usr/bin/povray")) return false;
+  MESSAGE("skipped: needs Debian's povray");
+  return true;
+}
+
+// A fresh folder holding ball.pov (k_ball).
+fs::path ball_scene_dir(const std::string& name) {
+  const fs::path dir = test_paths::temp_dir(name);
+  std::ofstream(dir / "ball.pov") << k_ball;
+  return dir;
+}
+
 }  // namespace
 
 TEST_CASE("backend faults: a block whose renderer crashed is given back at once, even to the one worker there is") {
-  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
-    MESSAGE("skipped: needs Debian's povray");
-    return;
-  }
-  const fs::path dir = test_paths::temp_dir("povray_one_worker_crash");
-  std::ofstream(dir / "ball.pov") << k_ball;
+  if (skip_without_povray()) return;
+  const fs::path dir = ball_scene_dir("povray_one_worker_crash");
   const std::string scene = (dir / "ball.pov").string();
   const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
   REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "32", "--height", "24",
@@ -189,12 +199,8 @@ TEST_CASE("backend faults: a block whose renderer crashed is given back at once,
 }
 
 TEST_CASE("backend faults: a block that fails on every render ends the job after 5 tries, naming it and why") {
-  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
-    MESSAGE("skipped: needs Debian's povray");
-    return;
-  }
-  const fs::path dir = test_paths::temp_dir("povray_always_crashes");
-  std::ofstream(dir / "ball.pov") << k_ball;
+  if (skip_without_povray()) return;
+  const fs::path dir = ball_scene_dir("povray_always_crashes");
   const std::string render = (dir / "render.png").string();
   // Only the block at 16,0 crashes: both workers render the others, so neither fails 3 in a row
   // before that block has failed 5 times (6 failures would be needed to bench both).
@@ -213,12 +219,8 @@ TEST_CASE("backend faults: a block that fails on every render ends the job after
 }
 
 TEST_CASE("backend faults: a worker whose renderer fails every block sits the job out, and the others finish it exact") {
-  if (!have_program("povray") || !fs::exists("/usr/bin/povray")) {
-    MESSAGE("skipped: needs Debian's povray");
-    return;
-  }
-  const fs::path dir = test_paths::temp_dir("povray_broken_worker");
-  std::ofstream(dir / "ball.pov") << k_ball;
+  if (skip_without_povray()) return;
+  const fs::path dir = ball_scene_dir("povray_broken_worker");
   const std::string scene = (dir / "ball.pov").string();
   const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
   const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};

@@ -63,6 +63,24 @@ def run(sweep, cfg, wait, s0, factoring_block, log):
     return None
 
 
+def policy_cells(at, fixed_sizes, others):
+    """One configuration's cells: median window per fixed size, then per policy with its gain over
+    the best fixed size (chosen after the fact) and its blocks, then the lower bound."""
+    fixed = [r for r in at if r["policy"] == "fixed"]
+    _, best, _ = best_config(fixed, ("block",))
+    fw = median(best, "window_s")
+    cells = []
+    for b in fixed_sizes:
+        br = [r for r in fixed if int(r["block"]) == b]
+        cells.append(f(median(br, "window_s")) if br else "")
+    for p in others:
+        pr = [r for r in at if r["policy"] == p]
+        pw = median(pr, "window_s") if pr else None
+        cells.append(f"{f(pw)} ({(fw / pw - 1) * 100:+.1f}%, {f(median(pr, 'blocks'), 0)} blocks)" if pw else "")
+    cells.append(f(median(at, "lower_bound_s")))
+    return cells
+
+
 def policies_table(rows):
     """Every (scene, size, cluster) with fixed sizes and policies: median window and blocks."""
     trows = []
@@ -73,19 +91,8 @@ def policies_table(rows):
         fixed = [r for r in at if r["policy"] == "fixed"]
         if not fixed:
             continue
-        (fb,), fr, _ = best_config(fixed, ("block",))
-        fw = median(fr, "window_s")
         size = f"{key[1][0]}x{key[1][1]}" + (f", {key[3]} spp" if key[3] not in ("", "0") else "")
-        row = [key[0], size, key[2], f(median(at, "single_s"))]
-        for b in fixed_sizes:
-            br = [r for r in fixed if int(r["block"]) == b]
-            row.append(f(median(br, "window_s")) if br else "")
-        for p in others:
-            pr = [r for r in at if r["policy"] == p]
-            pw = median(pr, "window_s") if pr else None
-            row.append(f"{f(pw)} ({(fw / pw - 1) * 100:+.1f}%, {f(median(pr, 'blocks'), 0)} blocks)" if pw else "")
-        row.append(f(median(at, "lower_bound_s")))
-        trows.append(row)
+        trows.append([key[0], size, key[2], f(median(at, "single_s"))] + policy_cells(at, fixed_sizes, others))
     return table(["scene", "size", "cluster", "single (s)"] + [f"fixed {b}" for b in fixed_sizes] + others +
                  ["lower bound (s)"], trows)
 
@@ -139,16 +146,7 @@ def section(all_rows, skipped=None):
             fixed = [r for r in at if r["policy"] == "fixed"]
             if not fixed:
                 continue
-            (fb,), fr, _ = best_config(fixed, ("block",))
-            fw = median(fr, "window_s")
-            row = [f"{res[0]}x{res[1]}", f(median(at, "single_s"))]
-            row += [f(median([r for r in fixed if int(r["block"]) == b], "window_s")) for b in fixed_sizes]
-            for p in others:
-                pr = [r for r in at if r["policy"] == p]
-                pw = median(pr, "window_s") if pr else None
-                row.append(f"{f(pw)} ({(fw / pw - 1) * 100:+.1f}%, {f(median(pr, 'blocks'), 0)} blocks)" if pw else "")
-            row.append(f(median(at, "lower_bound_s")))
-            trows.append(row)
+            trows.append([f"{res[0]}x{res[1]}", f(median(at, "single_s"))] + policy_cells(at, fixed_sizes, others))
         L.append(table(["resolution", "single (s)"] + [f"fixed {b}" for b in fixed_sizes] + others +
                        ["lower bound (s)"], trows))
     sp = select(all_rows, experiment="pov_speedup")
