@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Fails (exit 1) when a farm/ source includes a layer it may not use.
+"""Fails (exit 1) when a farm/ source includes a layer it may not use, or the layers form a cycle.
 
-The layers and what each may use directly mirror farm/CMakeLists.txt; a layer may also use
-whatever its allowed layers use (the closure). `renderer` stands for every folder of the
-renderer library (scene/, image/, render/, ...). Usage: check_layers.py FARM_DIR
+A layer may use only the layers listed for it (its direct uses, not their closure), so this table,
+docs/architecture.md's and the includes agree arrow for arrow; the table must stay acyclic. It
+mirrors farm/CMakeLists.txt. `renderer` stands for every folder of the renderer library (scene/,
+image/, render/, ...). Usage: check_layers.py FARM_DIR
 """
 import os
 import re
@@ -14,18 +15,20 @@ USES = {
     "base": [],
     "scheduler": ["base"],
     "security": ["base"],
-    "control": ["scheduler"],
-    "costs": ["scheduler", RENDERER],
-    "protocol": ["scheduler", RENDERER],
-    "assets": ["protocol"],
+    "control": ["base", "scheduler"],
+    "costs": ["base", "scheduler", RENDERER],
+    "protocol": ["base", "scheduler", RENDERER],
+    "assets": ["base", "protocol", RENDERER],
     "backend": ["scheduler", RENDERER],
-    "job": ["assets", "protocol", "backend", RENDERER],
-    "sim": ["control", "costs", RENDERER],
+    "job": ["base", "assets", "protocol", "backend", RENDERER],
+    "sim": ["base", "scheduler", "control", "costs", RENDERER],
     "live": ["base", RENDERER],
-    "master": ["job", "control", "costs", "protocol", "security", "assets", "live"],
-    "worker": ["job", "protocol", "security", "assets"],
-    "launch": ["security"],
-    "cli": ["master", "worker", "sim", "job", "launch"],
+    "master": ["base", "scheduler", "job", "backend", "control", "costs", "protocol", "security", "assets", "live",
+               RENDERER],
+    "worker": ["scheduler", "job", "backend", "protocol", "security", "assets", RENDERER],
+    "launch": ["base", "security"],
+    "cli": ["base", "scheduler", "master", "worker", "sim", "job", "backend", "costs", "protocol", "security", "launch",
+            RENDERER],
 }
 # Generated or third-party headers quoted with "" that belong to one layer.
 GENERATED = {"messages_generated.h": "protocol"}
@@ -44,7 +47,8 @@ def closure(layer, seen=None):
 
 def main(farm_dir):
     renderer_dirs = set(os.listdir(os.path.join(farm_dir, "..", "renderer")))
-    problems = []
+    problems = [f"tools/check_layers.py: layer '{layer}' reaches itself through its uses (a cycle)"
+                for layer in USES if layer in closure(layer)]
     for layer in sorted(os.listdir(farm_dir)):
         path = os.path.join(farm_dir, layer)
         if not os.path.isdir(path):
@@ -52,7 +56,7 @@ def main(farm_dir):
         if layer not in USES:
             problems.append(f"farm/{layer}/: a folder that is not a known layer (add it to tools/check_layers.py)")
             continue
-        allowed = closure(layer) | {layer}
+        allowed = set(USES[layer]) | {layer}
         for name in sorted(os.listdir(path)):
             if not name.endswith((".h", ".cpp")):
                 continue
