@@ -306,4 +306,13 @@ void PovrayRenderer::interrupt(const Block& b) { m_running.kill(b); }
 
 void PovrayRenderer::interrupt_all() { m_running.kill_all(); }
 
+int povray_default_block(int width, int height, int grid) {
+  for (int side : {128, 64}) {
+    if (side < grid) break;
+    const long long blocks = static_cast<long long>((width + side - 1) / side) * ((height + side - 1) / side);
+    if (blocks >= k_povray_min_blocks) return side;
+  }
+  return std::max(32, grid);
+}
+
 }  // namespace farm

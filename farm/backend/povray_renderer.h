@@ -28,11 +28,15 @@ constexpr int k_povray_default_width = 800, k_povray_default_height = 600;
 // its front end's fixed 50 ms waits, not computing: one 16x16 block of chess2 took 0.65 s of
 // wall time and 0.02 s of CPU, and 8 at once 0.77 s (docs/povray.md, Cost of a block).
 constexpr int k_povray_renders_per_thread = 4;
-// A POV-Ray job's policy when the user chose none: fixed blocks of this size. chess2 at 960x720
-// +A0.3, 2 workers of 1 thread against `farm single --threads 2`: fixed 128 0.91 of single's
-// speed, fixed 64 0.80, factoring 0.68, seed 0.49 (it halves to the grid: a block's wall time,
-// 4 povray sharing a core, passes the waiting time) (results/bench_povray_costs.md).
-constexpr int k_povray_default_block = 128;
+// A POV-Ray job's policy when the user chose none: fixed blocks, the largest of 128, 64 and 32
+// (never below the grid) that still cuts the image into k_povray_min_blocks blocks: every block
+// is a povray start (~70 ms of CPU beyond its pixels), but too few blocks leave slow workers with
+// the tail. Measured: chess2 960x720 +A0.3, 2 workers of 1 thread: fixed 128 (48 blocks) 0.91 of
+// `farm single --threads 2`'s speed, 64 0.80, factoring 0.68, seed 0.49
+// (results/bench_povray_costs.md); chess2 320x240 on the paper6 and hetero4 clusters: fixed 32 (80
+// blocks) 24.5 s and 35.8 s, 64 44.2 and 47.3, 128 51.9 and 46.9 (results/REPORT.md).
+constexpr int k_povray_min_blocks = 48;
+int povray_default_block(int width, int height, int grid);
 
 struct PovraySettings {
   std::string scene_path;  // the .pov file; povray runs in its folder

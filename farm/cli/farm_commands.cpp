@@ -56,7 +56,7 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
   auto text = std::make_shared<std::string>(policy_name(o.policy));
   CLI::Option* policy = cmd.add_option("--policy", *text,
                                        "Block-size policy: fixed, seed, adaptive or factoring (a POV-Ray scene: "
-                                       "fixed, with blocks of 128 unless --block)")
+                                       "fixed, with blocks of 128, 64 or 32 unless --block)")
                             ->check(CLI::IsMember(names))
                             ->type_name("NAME")
                             ->default_str(policy_name(o.policy));

@@ -34,9 +34,10 @@ bool Master::setup() {
       if (!m_o.policy_chosen) {
         m_config.policy = PolicyKind::fixed;
         const bool block_chosen = m_config.block_size > 0;
-        if (!block_chosen) m_config.block_size = k_povray_default_block;
+        if (!block_chosen) m_config.block_size = povray_default_block(s.width, s.height, m_config.grid);
         spdlog::info("a POV-Ray job: policy fixed{} (POV-Ray's measured best; --policy to choose another)",
-                     block_chosen ? "" : ", blocks of " + std::to_string(k_povray_default_block));
+                     block_chosen ? "" : ", blocks of " + std::to_string(m_config.block_size) + " (at least " +
+                                             std::to_string(k_povray_min_blocks) + " blocks where it can)");
       }
     }
     m_config.block_size = initial_block_size(m_config);

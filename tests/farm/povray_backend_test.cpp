@@ -127,6 +127,12 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names" * 
     CHECK_THROWS_AS(farm::povray_options(refused), std::invalid_argument);
   }
   CHECK(farm::povray_grid({"+A0.3"}) == farm::k_povray_grid);
+  // The default block: the largest of 128, 64, 32 giving at least 48 blocks (never below the grid).
+  CHECK(farm::povray_default_block(960, 720, 32) == 128);  // 48 blocks: measured best there
+  CHECK(farm::povray_default_block(640, 480, 32) == 64);   // 128 would give 20
+  CHECK(farm::povray_default_block(320, 240, 32) == 32);   // measured best on paper6 and hetero4
+  CHECK(farm::povray_default_block(64, 48, 32) == 32);     // nothing gives 48: the smallest
+  CHECK(farm::povray_default_block(320, 240, 64) == 64);   // a job's +BS64 grid is the floor
   CHECK(farm::povray_grid({"+A0.3", "+BS32"}) == 32);
 
   // Comments (nested block comments too) and strings that are not file names are skipped.
