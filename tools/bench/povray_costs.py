@@ -9,7 +9,7 @@ results/bench_povray_costs.{csv,md}. Debian's chess2.pov, +A0.3, on this machine
    runs them with the farm's default grid), 2 at once and 8 at once, against the full frame: the CPU regions add (a parse
    per process, anti-aliasing at region edges) and what running 8 at once on 2 cores adds.
 3. Farm: `farm single --threads 2` against `farm render --workers 2 --threads 1` with each policy
-   of --policies ("default": none given, which for POV-Ray is fixed 128), with a `povray` on PATH that records each run's CPU: efficiency (single's wall
+   of --policies ("default": none given, which for POV-Ray is fixed blocks, 128 at 960x720), with a `povray` on PATH that records each run's CPU: efficiency (single's wall
    over the farm's), the farm's own CPU (total - povray's) and the idle core time (cores x wall -
    CPU), i.e. start-up and the tail.
 Usage: tools/bench/povray_costs.py [--farm build/farm/farm] [--width 640 --height 480] [--quick]
@@ -67,7 +67,7 @@ def main():
         wall, cpu = measured(lambda: run(base + [f"+Ofull{bs}.png", f"+BS{bs}", "+WT2"], tmp))
         row("grid", f"full frame +BS{bs} +WT2", 1, wall, cpu)
 
-    # 2. Regions of 128 (+BS4 +WT1), 2 and 8 at once
+    # 2. Regions of 128 (+BS32 +WT1), 2 and 8 at once
     regions = [(x, y, min(128, w - x), min(128, h - y)) for y in range(0, h, 128) for x in range(0, w, 128)]
 
     def region(r):
