@@ -312,7 +312,7 @@ int povray_default_block(int width, int height, int grid) {
     const long long blocks = static_cast<long long>((width + side - 1) / side) * ((height + side - 1) / side);
     if (blocks >= k_povray_min_blocks) return side;
   }
-  return std::max(32, grid);
+  return std::max(k_povray_grid, grid);
 }
 
 }  // namespace farm

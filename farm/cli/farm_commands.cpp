@@ -11,6 +11,7 @@
 #include <csignal>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -61,9 +62,7 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
                             ->type_name("NAME")
                             ->default_str(policy_name(o.policy));
   cmd.parse_complete_callback([&o, min_block, policy, policy_chosen, text] {
-    for (PolicyKind k : k_all_policies) {
-      if (*text == policy_name(k)) o.policy = k;
-    }
+    if (std::optional<PolicyKind> k = parse_policy(*text)) o.policy = *k;  // IsMember checked the name
     if (policy_chosen) *policy_chosen = policy->count() > 0;
     if (min_block->count() > 0 && o.min_block > initial_block_size(o)) {
       throw CLI::ValidationError("--min-block", std::to_string(o.min_block) + " is larger than the block size " +
