@@ -239,6 +239,7 @@ class Sweep:
                             "height": h, "spp": 0, "mode": "farm", "policy": "fixed", "block": block, "cluster": "core1",
                             "workers": 1, "speeds": f"{core:g}", "network": "loopback", "threads": 1,
                             "window_s": window, "single_s": single_s, "speedup": single_s / window, "blocks": len(acc),
+                            # rtt_us holds, for these rows, the median renderer time of one block (microseconds)
                             "rtt_us": statistics.median(b["render_seconds"] for b in acc) * 1e6,
                             "makespan_s": st["makespan_seconds"], "identical": identical})
         self.log(f"  {key}: window {window:.2f} s against single {single_s:.2f} s, {len(acc)} blocks, "
