@@ -2,7 +2,7 @@
 #pragma once
 
 #include "integrators/tracer.h"
-#include "render/render.h"
+#include "integrators/ray_counts.h"
 #include "sampling/pixel_sampler.h"
 
 namespace rt {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "render/camera.h"
+#include "math/ray.h"
 #include "scene/scene.h"
 
 namespace rt {

@@ -2,15 +2,11 @@
 // orthographic one (glTF).
 #pragma once
 
+#include "math/ray.h"
 #include "math/vec.h"
 #include "scene/scene_desc.h"
 
 namespace rt {
-
-struct Ray {
-  Vec3 origin;
-  Vec3 direction;  // unit length
-};
 
 class Camera {
  public:

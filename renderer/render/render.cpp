@@ -9,18 +9,10 @@
 #include <string>
 
 #include "integrators/integrator.h"
+#include "render/camera.h"
 #include "sampling/pixel_filter.h"
 
 namespace rt {
-
-RayCounts& RayCounts::operator+=(const RayCounts& o) {
-  camera += o.camera;
-  shadow += o.shadow;
-  reflected += o.reflected;
-  refracted += o.refracted;
-  indirect += o.indirect;
-  return *this;
-}
 
 void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts) {
   const RenderSettings& settings = scene.desc.settings;

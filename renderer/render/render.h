@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "integrators/ray_counts.h"
 #include "scene/scene.h"
 
 namespace rt {
@@ -12,17 +13,6 @@ namespace rt {
 struct Rect {
   int x = 0, y = 0, width = 0, height = 0;
   int64_t pixel_count() const { return static_cast<int64_t>(width) * height; }
-};
-
-// Rays traced, by kind (POV-Ray-like statistics).
-struct RayCounts {
-  uint64_t camera = 0;
-  uint64_t shadow = 0;
-  uint64_t reflected = 0;
-  uint64_t refracted = 0;
-  uint64_t indirect = 0;  // path tracing's diffuse/glossy bounces
-  uint64_t total() const { return camera + shadow + reflected + refracted + indirect; }
-  RayCounts& operator+=(const RayCounts& o);
 };
 
 // Renders `rect` of `frame` (1..settings.frames) into `rgba`: rect.width * rect.height
