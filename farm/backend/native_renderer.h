@@ -2,7 +2,7 @@
 #pragma once
 
 #include "backend/block_renderer.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace farm {
 

@@ -10,7 +10,7 @@
 
 #include "costs/cost_map_render.h"
 #include "render/render.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace farm {
 

@@ -9,7 +9,7 @@
 
 #include "backend/block_renderer.h"
 #include "protocol/protocol.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace farm {
 

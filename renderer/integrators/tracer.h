@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "math/ray.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace rt {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "integrators/ray_counts.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace rt {
 

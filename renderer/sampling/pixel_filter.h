@@ -7,7 +7,7 @@
 
 #include <array>
 
-#include "scene/scene_desc.h"
+#include "scene/render_settings.h"
 
 namespace rt {
 

@@ -24,7 +24,7 @@
 
 #include "glb_container.h"
 #include "json_mutator.h"
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 #include "scene/scene_desc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

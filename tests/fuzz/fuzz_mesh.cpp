@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 #include "scene/scene_desc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

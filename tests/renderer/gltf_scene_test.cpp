@@ -14,7 +14,7 @@
 #include "../test_paths.h"
 #include "render/render.h"
 #include "render_helpers.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 TEST_SUITE_BEGIN("unit");
 

@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 #include "test_paths.h"
 
 TEST_SUITE_BEGIN("unit");

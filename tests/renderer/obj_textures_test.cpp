@@ -8,8 +8,8 @@
 #include "../gltf_fixture.h"
 #include "../test_paths.h"
 #include "render_helpers.h"
-#include "scene/mesh.h"
-#include "scene/scene.h"
+#include "mesh/mesh.h"
+#include "world/scene.h"
 
 TEST_SUITE_BEGIN("unit");
 

@@ -13,7 +13,7 @@
 
 #include "../test_paths.h"
 #include "render_helpers.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 #include "shading/texture.h"
 
 TEST_SUITE_BEGIN("unit");

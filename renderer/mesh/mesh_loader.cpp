@@ -4,7 +4,7 @@
 // importers when that fails, so a hostile ".ply" can end up in any parser it ships. We check
 // the content ourselves first, then leave the importer with only the parsers for that format,
 // and give it an IO system that opens only regular files of bounded size.
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 
 #include <algorithm>
 #include <array>
@@ -32,10 +32,10 @@
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 
-#include "scene/gltf/gltf_loader.h"
+#include "mesh/gltf_loader.h"
 #include "scene/mesh_file_check.h"
-#include "scene/mesh_materials.h"
-#include "scene/mesh_textures.h"
+#include "mesh/mesh_materials.h"
+#include "mesh/mesh_textures.h"
 
 // Debian builds assimp without NDEBUG, so its ai_assert is live and the default handler calls
 // abort(): a malformed file (a mutated BoxTextured.glb trips one in TriangulateProcess) would

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "embree/embree_handles.h"
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 #include "scene/scene_desc.h"
 #include "shading/environment.h"
 #include "shading/lights.h"

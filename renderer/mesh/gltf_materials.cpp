@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scene/gltf/gltf_loader.h"
-#include "scene/mesh_materials.h"
+#include "mesh/gltf_loader.h"
+#include "mesh/mesh_materials.h"
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 
 namespace rt {
 

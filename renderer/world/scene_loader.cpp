@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "scene/cutout_filter.h"
-#include "scene/scene.h"
-#include "scene/shapes.h"
+#include "world/cutout_filter.h"
+#include "world/scene.h"
+#include "mesh/shapes.h"
 
 namespace rt {
 

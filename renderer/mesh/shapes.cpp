@@ -1,4 +1,4 @@
-#include "scene/shapes.h"
+#include "mesh/shapes.h"
 
 #include <cmath>
 

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "scene/gltf/gltf_accessors.h"
-#include "scene/gltf/gltf_loader.h"
+#include "mesh/gltf_loader.h"
 
 namespace rt {
 

@@ -1,4 +1,4 @@
-#include "scene/mesh_materials.h"
+#include "mesh/mesh_materials.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
-#include "scene/cutout_filter.h"
+#include "world/cutout_filter.h"
 
 #include <cstring>
 
 #include "sampling/pixel_sampler.h"
-#include "scene/scene.h"
+#include "world/scene.h"
 
 namespace rt {
 

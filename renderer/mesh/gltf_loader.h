@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "scene/gltf/gltf_document.h"
-#include "scene/mesh.h"
+#include "mesh/mesh.h"
 
 namespace rt {
 

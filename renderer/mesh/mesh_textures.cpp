@@ -1,4 +1,4 @@
-#include "scene/mesh_textures.h"
+#include "mesh/mesh_textures.h"
 
 #include <assimp/ObjMaterial.h>
 #include <assimp/material.h>
