@@ -5,7 +5,7 @@ fault-injecting proxies, tools/net/delay_proxy.py) rendering a scene while worke
 process), or all killed at once, and links get delay spikes, resets and stalls. Each round checks
 that the image is byte-identical to `farm single` and that the accepted leases in the --stats
 JSON tile the image exactly once. Writes results/chaos.md. The CI-sized version of the same is
-tests/farm/chaos_test.cpp.
+tests/farm/end_to_end/chaos_faults_test.cpp.
 
   tools/chaos.py --minutes 8                # rounds until 8 minutes have passed
   tools/chaos.py --rounds 3 --seed 7        # a quick look

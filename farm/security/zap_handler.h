@@ -5,7 +5,7 @@
 // mechanism, a malformed request or an internal error gets "400". The handler must outlive
 // the sockets it guards: by default libzmq admits every CURVE client when no handler is bound.
 // apply() (socket_security.h) also sets ZMQ_ZAP_ENFORCE_DOMAIN, which refuses instead (a draft
-// option, honoured by Debian 12's libzmq 4.3.4; tests/farm/security_test.cpp checks it), and
+// option, honoured by Debian 12's libzmq 4.3.4; tests/farm/security/security_test.cpp checks it), and
 // the handler's socket stays bound until its destructor in any case.
 #pragma once
 

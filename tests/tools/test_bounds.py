@@ -1,4 +1,4 @@
-"""farmtools.bounds: the hand-solved cases of tests/farm/makespan_bound_test.cpp, so the Python
+"""farmtools.bounds: the hand-solved cases of tests/farm/control/makespan_bound_test.cpp, so the Python
 and C++ bounds cannot drift apart."""
 import math
 import os

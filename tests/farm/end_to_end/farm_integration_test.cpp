@@ -1,0 +1,274 @@
+// The farm end to end over tcp://127.0.0.1 with ephemeral ports: its image must be
+// byte-identical to `farm single` whatever the block size, worker count, failures,
+// late joiners or garbage on the wire.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <zmq.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "test_paths.h"
+#include "farm/farm_fixture.h"
+#include "farm/process.h"
+#include "scheduler/scheduler_trace.h"
+
+TEST_SUITE_BEGIN("integration");
+
+namespace fs = std::filesystem;
+using test_process::Child;
+
+using namespace farm_fixture;
+
+TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers" * doctest::test_suite("slow")) {
+  Fixture f("farm_identical");
+  for (int block : {4, 16, 32, 64}) {
+    for (int workers : {1, 2, 3}) {
+      CAPTURE(block);
+      CAPTURE(workers);
+      std::string out = f.path("farm_" + std::to_string(block) + "_" + std::to_string(workers) + ".png");
+      int code = test_process::run({k_farm, "render", f.scene, "-o", out, "--block", std::to_string(block), "--workers",
+                                    std::to_string(workers), "--threads", "1"},
+                                   out + ".log", 120);
+      REQUIRE(code == 0);
+      CHECK(test_process::same_file(out, f.reference));
+    }
+  }
+}
+
+TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {
+  Fixture f("farm_factoring");
+  for (bool preview : {true, false}) {
+    CAPTURE(preview);
+    std::string out = f.path(std::string("farm_") + (preview ? "preview" : "plain") + ".png");
+    std::vector<std::string> args{k_farm, "render", f.scene, "-o", out, "--policy", "factoring", "--block", "64",
+                                  "--workers", "2", "--threads", "1"};
+    if (!preview) args.push_back("--no-preview");
+    REQUIRE(test_process::run(args, out + ".log", 120) == 0);
+    CHECK(test_process::same_file(out, f.reference));
+    std::ifstream log(out + ".log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK((text.find("preview for the factoring policy") != std::string::npos) == preview);
+  }
+}
+
+TEST_CASE("farm: EXR output over the farm equals single's EXR") {
+  Fixture f("farm_exr");
+  std::string single = f.path("single.exr"), farm = f.path("farm.exr");
+  REQUIRE(test_process::run({k_farm, "single", f.scene, "-o", single}, single + ".log") == 0);
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", farm, "--block", "8", "--workers", "2", "--no-compress"},
+                            farm + ".log") == 0);
+  CHECK(test_process::same_file(single, farm));
+}
+
+TEST_CASE("farm: a worker killed with SIGKILL mid-render loses nothing") {
+  Fixture f("farm_kill", 3000);
+  std::string out = f.path("farm.png"), stats = f.path("stats.json");
+  auto master = start_master(f, out, {"--block", "8", "--stats", stats});
+  std::string ep = endpoint_from(*master);
+  auto victim = start_worker(f, ep, "victim");
+  auto survivor = start_worker(f, ep, "survivor");
+  // Kill the victim once it has delivered something, so it surely held blocks.
+  REQUIRE(victim->wait_for_log("scene loaded", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  victim->kill(SIGKILL);
+  CHECK(master->wait(120) == 0);
+  CHECK(survivor->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::string log = master->log();
+  INFO(log);
+  CHECK(log.find("declared dead") != std::string::npos);
+}
+
+TEST_CASE("farm: a worker that starts after the render began takes part") {
+  Fixture f("farm_join", 3000);
+  std::string out = f.path("farm.png"), stats = f.path("stats.json");
+  auto master = start_master(f, out, {"--block", "8", "--stats", stats});
+  std::string ep = endpoint_from(*master);
+  auto first = start_worker(f, ep, "first");
+  REQUIRE(first->wait_for_log("scene loaded", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto late = start_worker(f, ep, "late");
+  CHECK(master->wait(120) == 0);
+  CHECK(first->wait(20) == 0);
+  CHECK(late->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::ifstream js(stats);
+  std::string json((std::istreambuf_iterator<char>(js)), std::istreambuf_iterator<char>());
+  // The late worker delivered at least one accepted block.
+  std::smatch m;
+  REQUIRE(std::regex_search(json, m, std::regex("\"name\": \"late\"[^}]*\"blocks\": ([0-9]+)")));
+  CHECK(std::stoi(m[1]) > 0);
+}
+
+TEST_CASE("farm: a worker speaking another protocol version is refused with a clear message") {
+  Fixture f("farm_incompatible");
+  std::string out = f.path("farm.png");
+  auto master = start_master(f, out);
+  auto bad = start_worker(f, endpoint_from(*master), "old", {"--protocol-version", "999"});
+  CHECK(bad->wait(20) == 2);
+  CHECK(bad->log().find("refused") != std::string::npos);
+  CHECK(master->log().find("refused worker 'old'") != std::string::npos);
+  // The master is unharmed: a proper worker still completes the job.
+  auto good = start_worker(f, endpoint_from(*master), "good");
+  CHECK(master->wait(60) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+}
+
+TEST_CASE("farm: garbage and truncated frames sent to the master are logged and ignored") {
+  Fixture f("farm_garbage", 8);
+  std::string out = f.path("farm.png");
+  auto master = start_master(f, out);
+  std::string ep = endpoint_from(*master);
+  {
+    zmq::context_t ctx;
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 200);
+    s.connect(ep);
+    std::mt19937 rng(7);
+    for (int i = 0; i < 300; ++i) {
+      std::vector<uint8_t> junk(rng() % 200);
+      for (auto& b : junk) b = static_cast<uint8_t>(rng());
+      if (i % 3 == 0) {
+        s.send(zmq::buffer(junk), zmq::send_flags::sndmore);  // extra frames
+        s.send(zmq::buffer(junk), zmq::send_flags::none);
+      } else {
+        s.send(zmq::buffer(junk), zmq::send_flags::none);
+      }
+    }
+    s.send(zmq::str_buffer(""), zmq::send_flags::none);  // empty frame
+  }
+  {
+    // Not even ZMTP: raw bytes on the TCP port must not disturb the master either.
+    std::string host_port = ep.substr(std::string("tcp://").size());
+    int port = std::stoi(host_port.substr(host_port.find(':') + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      const char junk[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\x00\x01garbage";
+      (void)::write(fd, junk, sizeof junk);
+    }
+    ::close(fd);
+  }
+  auto worker = start_worker(f, ep, "worker");
+  CHECK(master->wait(60) == 0);
+  CHECK(worker->wait(20) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK(master->log().find("ignored a bad message") != std::string::npos);
+}
+
+TEST_CASE("farm: bad command lines and scenes exit with code 2 and a message") {
+  Fixture f("farm_cli");
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.jpg")}, f.path("a.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.path("missing.toml"), "-o", f.path("x.png")}, f.path("b.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--block", "0"}, f.path("c.log")) == 2);
+  CHECK(test_process::run({k_farm, "render", f.scene, "-o", f.path("x.png"), "--policy", "magic"}, f.path("d.log")) == 2);
+  CHECK(test_process::run({k_farm, "bogus"}, f.path("e.log")) == 2);
+  std::ifstream a(f.path("a.log"));
+  std::string text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  CHECK(text.find("'.jpg'") != std::string::npos);
+}
+
+TEST_CASE("farm: every bundled scene renders byte-identically through the farm (small size)" * doctest::test_suite("slow")) {
+  auto dir = test_paths::temp_dir("farm_bundled");
+  for (const auto& entry : fs::directory_iterator(test_paths::project("scenes"))) {
+    if (entry.path().extension() != ".toml") continue;
+    std::string name = entry.path().stem().string();
+    CAPTURE(name);
+    std::vector<std::string> common = {"--width", "40", "--height", "30", "--spp", "2", "--frame", "1",
+                                       "--assets", test_paths::shared_scenes()};
+    if (name == "bunny" && !test_paths::have_shared_scenes()) {
+      MESSAGE("skipping bunny: ../shared/scenes is absent");
+      continue;
+    }
+    std::string single = (dir / (name + "_single.png")).string(), farm = (dir / (name + "_farm.png")).string();
+    std::vector<std::string> a = {k_farm, "single", entry.path().string(), "-o", single};
+    a.insert(a.end(), common.begin(), common.end());
+    REQUIRE(test_process::run(a, single + ".log") == 0);
+    std::vector<std::string> b = {k_farm, "render", entry.path().string(), "-o", farm, "--workers", "2", "--block", "8"};
+    b.insert(b.end(), common.begin(), common.end());
+    REQUIRE(test_process::run(b, farm + ".log") == 0);
+    CHECK(test_process::same_file(single, farm));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("farm: a scene the workers cannot load ends the local render with an error, not a hang") {
+  Fixture f("farm_bad_mesh");
+  {
+    std::ofstream bad(f.path("broken.ply"));
+    bad << "ply\nformat ascii 1.0\nelement vertex 3\nend_header\nnot numbers at all\n";
+    std::ofstream scene(f.path("bad.toml"));
+    scene << "[[material]]\nname = \"m\"\ntype = \"diffuse\"\n[[object]]\ntype = \"mesh\"\npath = \"broken.ply\"\n"
+             "material = \"m\"\n";
+  }
+  std::string out = f.path("bad.png");
+  Child render({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2", "--threads", "1"}, out + ".log");
+  CHECK(render.wait(60) == 2);  // the scene's fault, as for single (the master now ends the job at once)
+  CHECK(render.log().find("cannot load the job's scene") != std::string::npos);
+  CHECK_MESSAGE(render.log().find("error: the scene cannot be loaded (reported by worker") != std::string::npos, render.log());
+  CHECK_FALSE(fs::exists(out));
+  // farm single reports the same scene as bad input.
+  CHECK(test_process::run({k_farm, "single", f.path("bad.toml"), "-o", out}, out + ".single.log") == 2);
+}
+
+TEST_CASE("farm: the master's scheduler trace replays to the same assignments and decisions") {
+  // The same calls fed to a fresh scheduler must give the same blocks, outcomes and halvings:
+  // the check behind "the simulator and the master decide alike for the same events".
+  Fixture f("farm_trace", 48);  // slow enough per block for a 1 ms waiting time to halve
+  const std::string out = f.path("farm.png"), trace = f.path("trace.txt"), stats = f.path("stats.json");
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", out, "--workers", "2", "--threads", "1", "--block", "32",
+                             "--policy", "seed", "--wait", "0.001", "--trace", trace, "--stats", stats},
+                            f.path("render.log")) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  std::ifstream in(trace);
+  REQUIRE(in);
+  CHECK(farm::replay_trace(in).ok());
+  std::ifstream st(stats);
+  std::string json((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"reason\"") != std::string::npos);  // the trace held halvings to check
+}
+
+TEST_CASE("farm: plan recommends settings, master --auto uses them, a bad cluster file is refused") {
+  Fixture f("farm_plan", 8);
+  const std::string cluster = f.path("cluster.toml");
+  {
+    std::ofstream c(cluster);
+    c << "[[group]]\ncount = 2\nspeed = [0.5, 1.0]\nlatency_ms = 1\n";
+  }
+  const std::string plan_log = f.path("plan.log");
+  REQUIRE(test_process::run({k_farm, "plan", f.scene, "--cluster", cluster, "--threads", "1"}, plan_log) == 0);
+  std::ifstream pl(plan_log);
+  std::string text((std::istreambuf_iterator<char>(pl)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("Recommended: --policy ") != std::string::npos);
+  CHECK(text.find("predicted render window") != std::string::npos);
+
+  const std::string out = f.path("auto.png");
+  auto master = start_master(f, out, {"--auto", cluster});
+  auto worker = start_worker(f, endpoint_from(*master), "auto-worker");
+  CHECK(master->wait(60) == 0);
+  CHECK(worker->wait(20) == 0);
+  CHECK(master->log().find("--auto chose --policy") != std::string::npos);
+  CHECK(test_process::same_file(out, f.reference));
+
+  {
+    std::ofstream c(cluster);
+    c << "[[group]]\ncount = 2\nsped = 1\n";
+  }
+  REQUIRE(test_process::run({k_farm, "plan", f.scene, "--cluster", cluster}, plan_log) == 2);
+  std::ifstream bad(plan_log);
+  std::string err((std::istreambuf_iterator<char>(bad)), std::istreambuf_iterator<char>());
+  CHECK(err.find("cluster.toml:3") != std::string::npos);
+  CHECK(err.find("speed") != std::string::npos);
+}
+
+TEST_SUITE_END();

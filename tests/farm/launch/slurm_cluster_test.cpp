@@ -1,0 +1,149 @@
+// `farm render --slurm` inside a real Slurm allocation: a single-node cluster of Debian's
+// slurmctld, slurmd and munged started for the test (tools/cluster/slurm_node.py). Skipped,
+// saying why, where that cannot run (not root, Slurm or munge missing).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "farm/backend_scenes.h"
+#include "farm/farm_fixture.h"
+#include "farm/launched_workers.h"
+
+TEST_SUITE_BEGIN("cluster");
+
+using namespace farm_fixture;
+using launched_workers::read_text;
+
+namespace {
+
+const std::string k_harness = test_paths::project("tools/cluster/slurm_node.py");
+
+std::string endpoint_in(const std::string& log) {
+  std::smatch m;
+  if (std::regex_search(log, m, std::regex("workers connect to (tcp://[0-9.]+:[0-9]+)"))) return m[1];
+  return "(none)";
+}
+
+// A Slurm node for the life of one test; SLURM_CONF points the clients at it meanwhile.
+struct SlurmNode {
+  fs::path dir;
+  bool up = false;
+  std::string why_not;
+  explicit SlurmNode(const fs::path& d) : dir(d / "slurm") {
+    const std::string check_log = (d / "check.log").string();
+    if (test_process::run({"/usr/bin/python3", k_harness, "check"}, check_log, 60) != 0) {
+      why_not = read_text(check_log);
+      return;
+    }
+    const std::string log = (d / "up.log").string();
+    up = test_process::run({"/usr/bin/python3", k_harness, "up", "--dir", dir.string()}, log, 120) == 0;
+    if (!up) why_not = "slurm_node.py up failed: " + read_text(log);
+    if (up) ::setenv("SLURM_CONF", (dir / "slurm.conf").c_str(), 1);
+  }
+  ~SlurmNode() {
+    if (!up) return;
+    ::unsetenv("SLURM_CONF");
+    test_process::run({"/usr/bin/python3", k_harness, "down", "--dir", dir.string()}, (dir / "down.log").string(), 120);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("slurm: salloc -n 2 farm render --slurm is byte-identical to single and leaves nothing running") {
+  Fixture f("slurm_render", 2);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  const std::string out = f.path("farm.png");
+  CHECK(test_process::run({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", out, "--slurm", "--no-journal"},
+                          f.path("render.log"), 180) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  const std::string log = read_text(f.path("render.log"));
+  CHECK(log.find("slurm: started 2 worker task(s)") != std::string::npos);
+  CHECK(log.find("slurm: 2 tasks, 1 joined") != std::string::npos);  // the second may join after the end
+  CHECK(log.find("forcing job termination") == std::string::npos);  // the workers ended by themselves
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
+}
+
+TEST_CASE("slurm: scancel of the job mid-render leaves no worker and the command ends with exit 1") {
+  // Long enough to be cancelled mid-render: ~6 s on one thread (400 spp stopped being enough
+  // when blocks no longer built the pixel filter table each).
+  Fixture f("slurm_scancel", 3000);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  test_process::Child render({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", f.path("farm.png"),
+                              "--slurm", "--no-journal"},
+                             f.path("render.log"));
+  REQUIRE(render.wait_for_log("2 joined", 60));
+  const std::string log = render.log();
+  std::smatch m;
+  REQUIRE(std::regex_search(log, m, std::regex("Granted job allocation ([0-9]+)")));
+  const std::string endpoint = endpoint_in(log);
+  CHECK(launched_workers::count(endpoint + " ") == 2);
+  CHECK(test_process::run({"/usr/bin/scancel", m[1]}, f.path("scancel.log"), 60) == 0);
+  CHECK(launched_workers::none_left(endpoint + " ", 15));
+  // The master sees its workers' step end and stops: no image, exit 1, and salloc returns.
+  CHECK(render.wait(60) == 1);
+  CHECK_FALSE(fs::exists(f.path("farm.png")));
+}
+
+TEST_CASE("slurm: one worker task killed mid-render, the other renders the rest: byte-identical image, exit 0") {
+  Fixture f("slurm_one_lost", 3000);  // ~6 s on one thread: the kill lands mid-render
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  test_process::Child render({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", f.path("farm.png"),
+                              "--slurm", "--no-journal", "--heartbeat", "0.2", "--liveness", "3"},
+                             f.path("render.log"));
+  REQUIRE(render.wait_for_log("2 joined", 60));
+  const std::string endpoint = endpoint_in(render.log());
+  std::string found;
+  REQUIRE(launched_workers::count(endpoint + " ", &found) == 2);
+  const pid_t victim = std::stoi(found.substr(0, found.find(':')));
+  REQUIRE(::kill(victim, SIGKILL) == 0);
+  CHECK_MESSAGE(render.wait(180) == 0, render.log());
+  CHECK(test_process::same_file(f.path("farm.png"), f.reference));
+  const std::string log = render.log();
+  CHECK(log.find("1 lost") != std::string::npos);
+  CHECK(log.find("every host failed") == std::string::npos);
+  CHECK(log.find("what became of each host:") != std::string::npos);
+  CHECK(log.find("joined, then lost during the render") != std::string::npos);
+  CHECK(launched_workers::none_left(endpoint + " ", 15));
+}
+
+TEST_CASE("slurm: a Blender scene through salloc -n 2 farm render --slurm is byte-identical to farm single of it") {
+  if (!backend_scenes::have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  Fixture f("slurm_blender", 2);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  const fs::path scene_dir = f.dir / "blend";
+  const std::string scene = backend_scenes::make_blender_scene(scene_dir, 48, 36, 16);
+  const std::string single = f.path("blend_single.png"), out = f.path("blend_farm.png");
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--frame", "1"}, f.path("single.log"), 120) == 0);
+  CHECK(test_process::run({"/usr/bin/salloc", "-n", "2", k_farm, "render", scene, "-o", out, "--frame", "1", "--slurm",
+                           "--no-journal", "--policy", "fixed", "--block", "8"},
+                          f.path("render.log"), 180) == 0);
+  CHECK_MESSAGE(test_process::same_file(single, out), read_text(f.path("render.log")));
+  const std::string log = read_text(f.path("render.log"));
+  CHECK(log.find("slurm: started 2 worker task(s)") != std::string::npos);
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
+}
+
+TEST_SUITE_END();
