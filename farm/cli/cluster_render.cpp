@@ -106,9 +106,9 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   security::CurveKeyPair master_keys;
   std::set<std::string> also_allowed;
   try {
-    master_keys = o.master.key_path.empty() ? security::generate_key_pair()
-                                            : security::read_secret_key_file(o.master.key_path);
-    if (!o.master.allow_path.empty()) also_allowed = security::read_allow_list(o.master.allow_path);
+    master_keys = o.key_path.empty() ? security::generate_key_pair()
+                                            : security::read_secret_key_file(o.key_path);
+    if (!o.allow_path.empty()) also_allowed = security::read_allow_list(o.allow_path);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;

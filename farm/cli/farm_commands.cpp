@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "cli/cluster_render.h"
 #include "cli/plan_command.h"
+#include "cli/socket_keys.h"
 #include "scheduler/policy.h"
 
 namespace farm {
@@ -111,8 +112,8 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                   "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
                   "--allow, or --insecure")
       ->check(endpoint_for(EndpointUse::bind));
-  cmd->add_option("--key", o.key_path, "The master's key pair (from `farm keygen`); required unless --bind is loopback");
-  cmd->add_option("--allow", o.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
+  cmd->add_option("--key", mo.key_path, "The master's key pair (from `farm keygen`); required unless --bind is loopback");
+  cmd->add_option("--allow", mo.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
   cmd->add_flag("--insecure", o.insecure, "Serve a non-loopback endpoint without encryption or authentication");
   add_journal_options(*cmd, o);
   add_http_options(*cmd, o);
@@ -130,13 +131,14 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                 "zstd-compress result pixels (default on: 2-4x faster on slow links, no loss on loopback)");
 }
 
-void add_worker_command(CLI::App& app, WorkerOptions& o) {
+void add_worker_command(CLI::App& app, WorkerCommandOptions& wo) {
+  WorkerOptions& o = wo.worker;
   CLI::App* cmd = app.add_subcommand("worker", "Render blocks for a master");
   cmd->add_option("--connect", o.connect, "Master endpoint, e.g. tcp://host:5555")
       ->required()
       ->check(endpoint_for(EndpointUse::connect));
-  cmd->add_option("--key", o.key_path, "This worker's key pair (from `farm keygen`); required unless --connect is loopback");
-  cmd->add_option("--master-key", o.master_key_path, "The master's public key (its .pub): only that master is trusted");
+  cmd->add_option("--key", wo.key_path, "This worker's key pair (from `farm keygen`); required unless --connect is loopback");
+  cmd->add_option("--master-key", wo.master_key_path, "The master's public key (its .pub): only that master is trusted");
   cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");
   cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
       ->transform(in_range(0, 4096));
@@ -190,14 +192,21 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,
                                      "Inside a Slurm allocation (salloc/sbatch): start the workers with srun on its tasks");
   hosts->excludes(slurm);
-  cmd->add_option("--key", o.master.key_path,
+  cmd->add_option("--key", o.key_path,
                   "With --hosts/--slurm: the master's own key pair instead of one made for the job");
-  cmd->add_option("--allow", o.master.allow_path,
+  cmd->add_option("--allow", o.allow_path,
                   "With --hosts/--slurm: more workers' public keys that may join (workers you start by hand)");
 }
 
 int run_master_command(const MasterCommandOptions& o) {
   MasterOptions copy = o.master;
+  // Keys first: a command line that would expose the master fails before any work is done.
+  try {
+    copy.curve = master_socket_keys(copy.bind, o.key_path, o.allow_path, copy.insecure);
+  } catch (const SocketKeysError& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
   if (!o.auto_cluster.empty()) {
     try {
       copy.scheduling = recommend_scheduling(copy.render, o.auto_cluster, PreviewSettings{}, copy.scheduling);
@@ -213,15 +222,23 @@ int run_master_command(const MasterCommandOptions& o) {
   return exit_code(run_master(copy));
 }
 
-int run_worker_command(const WorkerOptions& o) {
-  WorkerOptions copy = o;
+int run_worker_command(const WorkerCommandOptions& o) {
+  WorkerOptions copy = o.worker;
+  if (!copy.launched) {
+    try {
+      copy.curve = worker_socket_keys(copy.connect, o.key_path, o.master_key_path, copy.insecure);
+    } catch (const SocketKeysError& e) {
+      spdlog::error("{}", e.what());
+      return k_exit_bad_input;
+    }
+  }
   copy.stop = install_stop_flag();
   return exit_code(run_worker(copy));
 }
 
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {
   if (!o.hosts_path.empty() || o.slurm) return run_cluster_render(o, self_exe);
-  if (!o.master.key_path.empty() || !o.master.allow_path.empty()) {
+  if (!o.key_path.empty() || !o.allow_path.empty()) {
     spdlog::error("--key and --allow belong to --hosts or --slurm: local workers talk over loopback");
     return k_exit_bad_input;
   }

@@ -20,6 +20,10 @@ struct RenderCommandOptions {
   std::string advertise;      // the address workers connect to; empty = chosen automatically
   bool slurm = false;         // --slurm: srun over the current allocation
   double join_timeout = 60;   // --join-timeout: an ssh whose worker has not joined by then is ended
+  // --key, --allow (with --hosts/--slurm): the master's own key pair instead of one made for the
+  // job, and more workers' public keys that may join.
+  std::string key_path;
+  std::string allow_path;
 };
 
 // --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.
@@ -30,14 +34,21 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
 struct MasterCommandOptions {
   MasterOptions master;
   std::string auto_cluster;
+  std::string key_path, allow_path;  // --key, --allow (cli/socket_keys.h)
+};
+
+// `farm worker`: the worker's options and its key files (cli/socket_keys.h).
+struct WorkerCommandOptions {
+  WorkerOptions worker;
+  std::string key_path, master_key_path;  // --key, --master-key
 };
 
 void add_master_command(CLI::App& app, MasterCommandOptions& o);
-void add_worker_command(CLI::App& app, WorkerOptions& o);
+void add_worker_command(CLI::App& app, WorkerCommandOptions& o);
 void add_render_command(CLI::App& app, RenderCommandOptions& o);
 
 int run_master_command(const MasterCommandOptions& o);
-int run_worker_command(const WorkerOptions& o);
+int run_worker_command(const WorkerCommandOptions& o);
 // Starts a master in this process and `workers` worker processes on loopback, and cleans
 // them up on success, failure and Ctrl-C.
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe);

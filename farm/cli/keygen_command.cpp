@@ -25,6 +25,9 @@ int run_keygen_command(const KeygenOptions& o) {
     security::write_key_files(base, keys, o.force);
     spdlog::info("wrote {}.key (secret: keep it on this machine) and {}.pub (public key {})", base, base,
                  keys.public_key);
+  } catch (const security::KeyFileExists& e) {
+    spdlog::error("keygen: {}; pass --force to replace it", e.what());
+    return k_exit_bad_input;
   } catch (const std::exception& e) {
     spdlog::error("keygen: {}", e.what());
     return k_exit_bad_input;

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   farm::add_render_command(app, render);
   farm::MasterCommandOptions master;
   farm::add_master_command(app, master);
-  farm::WorkerOptions worker;
+  farm::WorkerCommandOptions worker;
   farm::add_worker_command(app, worker);
   farm::SimCommandOptions sim;
   farm::add_sim_command(app, sim);

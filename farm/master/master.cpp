@@ -4,6 +4,7 @@
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 #include "protocol/endpoint_check.h"
+#include "security/endpoint_kind.h"
 
 namespace farm {
 namespace master_detail {
@@ -145,15 +146,13 @@ void Master::receive_all() {
 }
 
 RunStatus Master::run() {
-  // Keys first: a command line that would expose the master fails before any work is done.
-  std::optional<security::CurveServer> curve;
-  try {
-    curve = m_o.curve ? m_o.curve : security::server_security(m_o.bind, m_o.key_path, m_o.allow_path, m_o.insecure);
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+  // Keys first: the CLI refuses a command line that would expose the master before any work
+  // (cli/socket_keys.h); this guards every other driver.
+  if (!m_o.curve && !m_o.insecure && !security::is_loopback_endpoint(m_o.bind)) {
+    spdlog::error("refusing to serve {} without keys: it is reachable from the network", m_o.bind);
     return RunStatus::bad_input;
   }
-  if (!setup() || !open_socket(curve) || !start_live_view() || !open_job()) return RunStatus::bad_input;
+  if (!setup() || !open_socket(m_o.curve) || !start_live_view() || !open_job()) return RunStatus::bad_input;
   struct Linger {  // on every way out once the live view runs
     Master& m;
     ~Linger() { m.linger_live_view(); }

@@ -24,15 +24,12 @@ struct MasterOptions {
   // another renderer may get that renderer's measured best default (and an unset block size,
   // scheduling.block_size 0, that renderer's block).
   bool policy_chosen = true;
-  std::string bind = "tcp://*:5555";  // not loopback: needs key_path + allow_path, or insecure
-  // CURVE (farm/security): the master's key pair file and the workers' public keys that may
-  // connect (a .pub, a folder of .pub files or a list). Required off loopback unless insecure.
-  std::string key_path;
-  std::string allow_path;
-  bool insecure = false;  // plaintext on a non-loopback endpoint, on purpose
-  // Keys made for this job by the launcher (`farm render --hosts/--slurm`); used instead of
-  // key_path/allow_path when set.
+  std::string bind = "tcp://*:5555";  // not loopback: needs `curve`, or `insecure`
+  // CURVE (farm/security): the master's secret key and the workers' public keys that may
+  // connect, read from the user's files or made for the job by the launcher (cli/socket_keys.h
+  // and cli/cluster_render.h decide). Empty = plaintext: refused off loopback unless `insecure`.
   std::optional<security::CurveServer> curve;
+  bool insecure = false;  // plaintext on a non-loopback endpoint, on purpose
   std::string stats_path;
   std::string tile_map_path;
   std::string cost_map_path;  // per-tile costs from the accepted blocks' render seconds

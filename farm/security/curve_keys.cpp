@@ -93,7 +93,7 @@ void write_new_file(const std::string& path, const std::string& text, mode_t mod
     throw KeyFileError("cannot replace '" + path + "': " + std::strerror(errno));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
-    if (errno == EEXIST) throw KeyFileError("'" + path + "' exists; pass --force to replace it");
+    if (errno == EEXIST) throw KeyFileExists("'" + path + "' exists");
     throw KeyFileError("cannot write '" + path + "': " + std::strerror(errno));
   }
   // The umask may have taken bits away; the mode asked for is the one that must hold.
@@ -132,7 +132,7 @@ void write_key_files(const std::string& base, const CurveKeyPair& keys, bool for
     for (const std::string& p : {key_path, pub_path}) {
       std::error_code ec;
       if (fs::symlink_status(p, ec).type() != fs::file_type::not_found)
-        throw KeyFileError("'" + p + "' exists; pass --force to replace it");
+        throw KeyFileExists("'" + p + "' exists");
     }
   }
   std::string secret_text = "# farm CURVE key pair '" + name + "'. Keep this file private (mode 0600);\n";

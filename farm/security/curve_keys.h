@@ -21,6 +21,11 @@ struct KeyFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A key file that would be written exists already (the caller may offer to replace it).
+struct KeyFileExists : KeyFileError {
+  using KeyFileError::KeyFileError;
+};
+
 struct CurveKeyPair {
   std::string public_key;  // Z85, 40 characters
   std::string secret_key;  // Z85, 40 characters

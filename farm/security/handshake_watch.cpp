@@ -13,13 +13,14 @@ std::string describe(uint16_t event, uint32_t value) {
   switch (event) {
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
       return "the master refused this worker's key (status " + std::to_string(value) +
-             "): is this worker's .pub in the master's --allow list?";
+             "): is this worker's public key among those the master allows?";
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
       if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
         return "the master and this worker disagree on encryption: one has CURVE keys, the other not";
       return "the handshake broke the protocol (libzmq error " + std::to_string(value) + ")";
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-      return "the master closed the connection during the handshake; with keys, is --master-key the master's .pub?";
+      return "the master closed the connection during the handshake; with keys, is the master key this worker "
+             "trusts the master's own public key?";
     default:
       return {};
   }

@@ -39,7 +39,7 @@ CurveClient read_launch_secrets(int fd) {
     ++number;
     if (!read_line(fd, line))
       throw KeyFileError("launch secrets on standard input ended at line " + std::to_string(number) +
-                         " (expected 5 lines from `farm render --hosts/--slurm`)");
+                         " (expected 5 lines from the command that launched this worker)");
     return line;
   };
   auto key = [&](const std::string& name, std::string& out) {
@@ -51,8 +51,8 @@ CurveClient read_launch_secrets(int fd) {
     out = l.substr(prefix.size());
   };
   if (next() != "farm-launch-secrets 1")
-    throw KeyFileError("standard input does not start with 'farm-launch-secrets 1' (was this worker started by "
-                       "`farm render --hosts/--slurm`?)");
+    throw KeyFileError("standard input does not start with 'farm-launch-secrets 1' (was this worker launched by a "
+                       "farm master over ssh or srun?)");
   key("worker-public-key", k.public_key);
   key("worker-secret-key", k.secret_key);
   key("master-public-key", k.server_key);

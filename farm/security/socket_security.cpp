@@ -1,68 +1,30 @@
 #include "security/socket_security.h"
 
-#include <spdlog/spdlog.h>
 #include <zmq.h>
 
 #include "security/curve_keys.h"
-#include "security/endpoint_kind.h"
 
 namespace farm::security {
 
 namespace {
 
 void require_curve() {
-  if (!zmq_has("curve")) throw SecurityConfigError("this libzmq was built without CURVE: keys cannot be used");
+  if (!curve_available()) throw KeyFileError("this libzmq was built without CURVE: keys cannot be used");
 }
 
 }  // namespace
 
-std::optional<CurveServer> server_security(const std::string& bind, const std::string& key_path,
-                                           const std::string& allow_path, bool insecure) {
-  const bool keyed = !key_path.empty() || !allow_path.empty();
-  if (keyed && insecure) throw SecurityConfigError("--insecure contradicts --key/--allow: pass one or the other");
-  if (!keyed) {
-    if (is_loopback_endpoint(bind)) return std::nullopt;
-    if (insecure) {
-      spdlog::warn("--insecure: serving {} WITHOUT encryption or authentication; anyone who can reach it can join",
-                   bind);
-      return std::nullopt;
-    }
-    throw SecurityConfigError(
-        "--bind " + bind +
-        " is reachable from the network, so the master needs keys: pass --key MASTER.key and "
-        "--allow WORKER.pub|FOLDER|LIST (make keys with `farm keygen NAME`), or --insecure to serve without "
-        "encryption on purpose");
-  }
-  if (key_path.empty()) throw SecurityConfigError("--allow needs --key MASTER.key (the master's own key pair)");
-  if (allow_path.empty())
-    throw SecurityConfigError("--key needs --allow WORKER.pub|FOLDER|LIST: the workers' public keys that may connect");
+bool curve_available() { return zmq_has("curve"); }
+
+CurveServer read_server_keys(const std::string& key_path, const std::string& allow_path) {
   require_curve();
   CurveServer s;
   s.secret_key = read_secret_key_file(key_path).secret_key;
   s.allowed = read_allow_list(allow_path);
-  spdlog::info("CURVE on: {} worker key(s) allowed", s.allowed.size());
   return s;
 }
 
-std::optional<CurveClient> client_security(const std::string& connect, const std::string& key_path,
-                                           const std::string& master_key_path, bool insecure) {
-  const bool keyed = !key_path.empty() || !master_key_path.empty();
-  if (keyed && insecure) throw SecurityConfigError("--insecure contradicts --key/--master-key: pass one or the other");
-  if (!keyed) {
-    if (is_loopback_endpoint(connect)) return std::nullopt;
-    if (insecure) {
-      spdlog::warn("--insecure: talking to {} WITHOUT encryption or authentication of the master", connect);
-      return std::nullopt;
-    }
-    throw SecurityConfigError(
-        "--connect " + connect +
-        " is not a loopback endpoint, so the worker needs keys: pass --key WORKER.key and "
-        "--master-key MASTER.pub (make keys with `farm keygen NAME`), or --insecure to connect without encryption on "
-        "purpose");
-  }
-  if (key_path.empty()) throw SecurityConfigError("--master-key needs --key WORKER.key (this worker's own key pair)");
-  if (master_key_path.empty())
-    throw SecurityConfigError("--key needs --master-key MASTER.pub (the master's public key)");
+CurveClient read_client_keys(const std::string& key_path, const std::string& master_key_path) {
   require_curve();
   CurveClient c;
   CurveKeyPair own = read_secret_key_file(key_path);

@@ -1,20 +1,14 @@
-// Which security a master or worker socket gets, from its endpoint and the command line:
-// CURVE whenever keys are given; plaintext on loopback without keys; on any other endpoint
-// keys are required unless --insecure says plaintext on purpose.
+// The CURVE settings of a master's or worker's socket. Which security a command line asks for
+// (keys, plaintext on loopback, plaintext on purpose) is decided and worded in cli/socket_keys.h;
+// this layer holds the keys and applies them.
 #pragma once
 
 #include <optional>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <zmq.hpp>
 
 namespace farm::security {
-
-// A command line that cannot be served securely: the message says what to pass.
-struct SecurityConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct CurveServer {
   std::string secret_key;         // Z85: the master's own
@@ -26,11 +20,14 @@ struct CurveClient {
   std::string server_key;              // Z85: the master's public key, pinned
 };
 
-// Empty = plaintext. Throws SecurityConfigError or KeyFileError (both name what is wrong).
-std::optional<CurveServer> server_security(const std::string& bind, const std::string& key_path,
-                                           const std::string& allow_path, bool insecure);
-std::optional<CurveClient> client_security(const std::string& connect, const std::string& key_path,
-                                           const std::string& master_key_path, bool insecure);
+// Whether this libzmq can do CURVE at all.
+bool curve_available();
+
+// The master's side from its key pair file and the workers' public keys (a .pub, a folder of
+// them or a list); the worker's side from its key pair file and the master's .pub. Throw
+// KeyFileError naming the file (and line) that is wrong, or saying that CURVE is missing.
+CurveServer read_server_keys(const std::string& key_path, const std::string& allow_path);
+CurveClient read_client_keys(const std::string& key_path, const std::string& master_key_path);
 
 // Socket options; call before bind/connect.
 void apply(zmq::socket_t& socket, const CurveServer& server);

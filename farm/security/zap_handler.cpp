@@ -126,7 +126,7 @@ void ZapHandler::log_refusal(const ZapReply& r) {
     spdlog::warn("refused a connection from {}: {}", r.peer_address.empty() ? "(unknown)" : r.peer_address,
                  r.status_text);
   } else {
-    spdlog::warn("refused a worker with CURVE key {} from {}: not in the --allow list (logged once per key)",
+    spdlog::warn("refused a worker with CURVE key {} from {}: not among the worker keys this master allows (logged once per key)",
                  key_prefix(r.refused_key), r.peer_address.empty() ? "(unknown)" : r.peer_address);
   }
 }

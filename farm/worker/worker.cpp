@@ -22,6 +22,7 @@
 #include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
+#include "security/endpoint_kind.h"
 #include "security/handshake_watch.h"
 #include "security/launch_secrets.h"
 #include "security/socket_security.h"
@@ -451,14 +452,19 @@ RunStatus Worker::run() {
 }  // namespace
 
 RunStatus run_worker(const WorkerOptions& options) {
-  std::optional<security::CurveClient> curve;
-  try {
-    if (options.launched)
+  std::optional<security::CurveClient> curve = options.curve;
+  if (options.launched) {
+    try {
       curve = security::read_launch_secrets(STDIN_FILENO);
-    else
-      curve = security::client_security(options.connect, options.key_path, options.master_key_path, options.insecure);
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return RunStatus::bad_input;
+    }
+  }
+  // The CLI refuses a command line that would trust any master (cli/socket_keys.h); this
+  // guards every other driver.
+  if (!curve && !options.insecure && !security::is_loopback_endpoint(options.connect)) {
+    spdlog::error("refusing to connect to {} without keys: it is not a loopback endpoint", options.connect);
     return RunStatus::bad_input;
   }
   try {

@@ -5,20 +5,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "job/run_status.h"
+#include "security/socket_security.h"
 
 namespace farm {
 
 struct WorkerOptions {
   std::string connect;           // e.g. tcp://host:5555
-  // CURVE (farm/security): this worker's key pair file and the master's public key (pinned).
-  // Required unless `connect` is loopback or `insecure` is set.
-  std::string key_path;
-  std::string master_key_path;
+  // CURVE (farm/security): this worker's key pair and the master's public key (pinned), read
+  // from the user's files (cli/socket_keys.h decides). Empty = plaintext: refused unless
+  // `connect` is loopback or `insecure` is set.
+  std::optional<security::CurveClient> curve;
   bool insecure = false;
-  // Started by `farm render --hosts/--slurm`: the keys come on standard input
+  // Started by `farm render --hosts/--slurm`: the keys come on standard input instead of `curve`
   // (security/launch_secrets.h), which then stays open as a lifeline: its end stops the worker.
   bool launched = false;
   int threads = 0;               // 0 = all cores

@@ -301,12 +301,12 @@ TEST_CASE("failure table: auth failure") {
                   f.path("w.log"));
   CHECK(o.code == 1);
   CHECK_MESSAGE(contains(o.log, "warning: cannot join " + ep +
-                                    ": the master refused this worker's key (status 400): is this worker's .pub in the "
-                                    "master's --allow list?"),
+                                    ": the master refused this worker's key (status 400): is this worker's public key "
+                                    "among those the master allows?"),
                 o.log);
   CHECK(contains(o.log, "error: no master at " + ep + " for "));
   CHECK(master->wait_for_log("warning: refused a worker with CURVE key ", 5));
-  CHECK(contains(master->log(), ": not in the --allow list (logged once per key)"));
+  CHECK(contains(master->log(), ": not among the worker keys this master allows (logged once per key)"));
 }
 
 TEST_CASE("failure table: an endpoint ZeroMQ would take wrongly is refused, naming what is wrong") {

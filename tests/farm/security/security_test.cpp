@@ -369,7 +369,7 @@ TEST_CASE("security: a farm worker the master refuses says why instead of retryi
   auto fooled = start_worker(f, ep, "fooled", {"--key", f.path("worker.key"), "--master-key", f.path("stranger.pub")});
   CHECK(stranger->wait_for_log("the master refused this worker's key", 10));
   CHECK(plain->wait_for_log("disagree on encryption", 10));
-  CHECK(fooled->wait_for_log("is --master-key the master's .pub?", 10));
+  CHECK(fooled->wait_for_log("is the master key this worker trusts the master's own public key?", 10));
   CHECK(master->wait_for_log("refused a worker with CURVE key", 10));
   CHECK(master->log().find("joined") == std::string::npos);
 }

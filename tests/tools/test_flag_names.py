@@ -1,0 +1,63 @@
+"""The farm CLI's flag names are spelled in cli/ (where they are declared) and, for now, in the
+messages of the layers listed in STILL_SPELLED; every other layer words its messages without them,
+so renaming a flag touches cli/ and those layers only. The test reads the flag names from the
+add_option/add_flag calls in farm/cli/ and looks for them in the string literals of farm/'s other
+layers."""
+import os
+import re
+import unittest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+FARM = os.path.join(ROOT, "farm")
+DECLARED = re.compile(r'add_(?:option|flag)\(\s*"([^"]+)"')
+LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+# Layers whose user messages still name flags (a hint such as "pass --resume"), and launch/,
+# which writes the command line of the workers it starts.
+STILL_SPELLED = {"job", "master", "live", "worker", "assets", "launch"}
+# Files that write another program's command line, whose flags share names with ours.
+OTHER_PROGRAMS = {"backend/blender_renderer.cpp": "the arguments of Blender's bridge script"}
+
+
+def cli_flags():
+    flags = set()
+    for name in os.listdir(os.path.join(FARM, "cli")):
+        if name.endswith(".cpp"):
+            with open(os.path.join(FARM, "cli", name), encoding="utf-8") as f:
+                for m in DECLARED.finditer(f.read()):
+                    for part in m.group(1).split(","):
+                        part = part.strip().lstrip("!")
+                        if part.startswith("--"):
+                            flags.add(part)
+    return flags
+
+
+class FlagNamesTest(unittest.TestCase):
+    def test_flags_are_found(self):
+        flags = cli_flags()
+        for flag in ("--allow", "--master-key", "--insecure", "--bind", "--spp"):
+            self.assertIn(flag, flags)
+
+    def test_layers_below_the_cli_do_not_spell_its_flags(self):
+        # The renderers' own flags (povray --version, blender --python) are not the farm's.
+        ours = cli_flags() - {"--version", "--python"}
+        found = []
+        for layer in sorted(os.listdir(FARM)):
+            path = os.path.join(FARM, layer)
+            if not os.path.isdir(path) or layer == "cli" or layer in STILL_SPELLED:
+                continue
+            for name in sorted(os.listdir(path)):
+                if not name.endswith((".h", ".cpp")) or f"{layer}/{name}" in OTHER_PROGRAMS:
+                    continue
+                with open(os.path.join(path, name), encoding="utf-8") as f:
+                    for number, line in enumerate(f, 1):
+                        if line.lstrip().startswith("//"):
+                            continue
+                        for literal in LITERAL.findall(line):
+                            for flag in re.findall(r"--[a-z][a-z-]*", literal):
+                                if flag in ours:
+                                    found.append(f"farm/{layer}/{name}:{number}: {flag}")
+        self.assertEqual(found, [], "flag names outside cli/:\n" + "\n".join(found))
+
+
+if __name__ == "__main__":
+    unittest.main()
