@@ -17,7 +17,7 @@ std::string relative_name(const std::string& path, const std::vector<std::string
   // The renderer's rule (rt::name_under_roots), so that what `farm single` reads is what
   // `farm render` ships.
   if (std::optional<std::string> name = rt::name_under_roots(path, dirs)) return *name;
-  throw std::runtime_error("asset '" + path + "' is " + rt::outside_roots_reason(path, dirs) +
+  throw std::invalid_argument("asset '" + path + "' is " + rt::outside_roots_reason(path, dirs) +
                            ", so it cannot be shipped to workers; refer to it relative to an --assets folder");
 }
 
@@ -28,8 +28,8 @@ ManifestEntry entry_for(const std::string& path, const std::string& name) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > k_max_asset_bytes) {
-    throw std::runtime_error("'" + path + "' is too large to ship to workers (" + std::to_string(size) +
-                             " bytes; at most 1 GiB - 1 MiB)");
+    throw std::invalid_argument("'" + path + "' is too large to ship to workers (" + std::to_string(size) +
+                                " bytes; at most 1 GiB - 1 MiB)");
   }
   auto bytes = read_file_bytes(path);
   if (!bytes) throw std::runtime_error("cannot read '" + path + "'");

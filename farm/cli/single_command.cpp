@@ -105,12 +105,9 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
   try {
     if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray and Blender scenes yet");
     render_frame = set_up(threads, report.integrator);
-  } catch (const rt::SceneError& e) {
-    spdlog::error("{}", e.what());
-    return k_exit_bad_input;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
   std::vector<float> framebuffer(static_cast<size_t>(width) * height * 4);
   for (int frame : frames) {
@@ -212,7 +209,7 @@ int run_single(const SingleOptions& o) {
     }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));
   }
   const auto t_parsed = Clock::now();
   switch (scene_kind(o.render.scene_path)) {

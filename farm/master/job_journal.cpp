@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "master/frame_store.h"
 #include "scheduler/scheduler.h"
@@ -27,7 +28,7 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     } catch (const JournalError& e) {
       what = "exists but is not a valid journal (" + std::string(e.what()) + ")";
     }
-    throw std::runtime_error("'" + path + "' " + what +
+    throw std::invalid_argument("'" + path + "' " + what +
                              ": pass --resume to continue that job, or --fresh to discard it and start over");
   }
   if (!exists || !o.resume) {
@@ -35,9 +36,14 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     m_writer = std::make_unique<JournalWriter>(JournalWriter::create(path, job.text, o.sync_interval));
     return;
   }
-  JournalContents c = read_journal(path);
+  JournalContents c;
+  try {
+    c = read_journal(path);
+  } catch (const JournalFormatError& e) {
+    throw std::invalid_argument(e.what());  // the user's file, not the OS failing
+  }
   if (c.identity != job.text) {
-    throw std::runtime_error("the journal '" + path + "' belongs to another job; it differs in:\n" +
+    throw std::invalid_argument("the journal '" + path + "' belongs to another job; it differs in:\n" +
                              identity_difference(c.identity, job.text) +
                              "Pass the scene and settings it was written with, or --fresh to discard it");
   }
@@ -45,7 +51,7 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
   Status problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
   if (problem.ok()) problem = check_pixel_sizes(c.blocks, bytes_per_pixel);
   if (!problem.ok()) {
-    throw std::runtime_error("the journal '" + path + "' is inconsistent (" + problem.message() +
+    throw std::invalid_argument("the journal '" + path + "' is inconsistent (" + problem.message() +
                              "); pass --fresh to discard it");
   }
   if (!c.damage.empty()) {

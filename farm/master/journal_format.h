@@ -26,8 +26,15 @@
 
 namespace farm {
 
+// A journal that cannot be read or written (the OS's reason): a runtime failure.
 struct JournalError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A file that is not a journal this farm reads (no valid header, an older format): the user's
+// file, so a resumed job refuses it as bad input.
+struct JournalFormatError : JournalError {
+  using JournalError::JournalError;
 };
 
 inline constexpr size_t k_journal_record_head = 4 + 4 + 4 + 16;  // marker, number, length, checksum

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 
 #include "master/journal_format.h"
 
@@ -46,9 +47,10 @@ JournalLock::JournalLock(const std::string& journal_path) : m_path(lock_path_of(
         throw JournalError("cannot lock '" + m_path + "': " + std::strerror(error));
       }
       if (!known) continue;  // released in between: try again
-      throw JournalError("the journal '" + journal_path + "' is in use by another farm process (pid " +
-                         std::to_string(holder.l_pid) + "): two renders to the same output would mix their blocks; "
-                         "wait for it to end, or give this one another -o or --journal");
+      // Not the OS failing: the user started two renders to one output (bad input).
+      throw std::invalid_argument("the journal '" + journal_path + "' is in use by another farm process (pid " +
+                                  std::to_string(holder.l_pid) + "): two renders to the same output would mix their "
+                                  "blocks; wait for it to end, or give this one another -o or --journal");
     }
     struct stat held {}, now {};
     if (::fstat(fd, &held) == 0 && ::stat(m_path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&

@@ -10,7 +10,7 @@ namespace farm {
 namespace master_detail {
 
 // Everything that needs no socket and writes nothing: a refusal here leaves no file behind.
-bool Master::setup() {
+RunStatus Master::setup() {
   try {
     check_job_output_paths(m_o);
     m_desc = load_scene_desc(m_o.render);
@@ -43,21 +43,26 @@ bool Master::setup() {
     }
     m_config.block_size = initial_block_size(m_config);
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return run_status_of(e);
+  }
+  try {
     if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && scene_kind(m_o.render.scene_path) == SceneKind::native) {
       PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
       spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
                    preview.width, preview.height, preview.wall_seconds);
     }
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return false;
+    spdlog::error("the preview render failed: {}", e.what());
+    return run_status_of(e);
   }
-  return true;
+  return RunStatus::ok;
 }
 
 // Once the sockets are bound: the files of the job (trace, journal) and the state they feed. A
 // master that cannot bind has created nothing (no empty journal to refuse the next run).
-bool Master::open_job() {
+RunStatus Master::open_job() {
   try {
     if (!m_o.trace_path.empty()) {
       m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
@@ -75,26 +80,27 @@ bool Master::open_job() {
                                              m_job->scheduler());
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return false;
+    return run_status_of(e);
   }
   if (m_live) m_live->maybe_publish(now(), *m_job);
-  return true;
+  return RunStatus::ok;
 }
 
-bool Master::open_socket(const std::optional<security::CurveServer>& curve) {
+RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve) {
   // The ZAP handler is bound before the socket, so no handshake can come before it.
   if (std::string why = endpoint_problem(m_o.bind, EndpointUse::bind); !why.empty()) {
-    spdlog::error("--bind: {}", why);  // a driver other than the CLI (whose check says the same)
-    return false;
+    spdlog::error("the endpoint to bind, {}: {}", m_o.bind, why);  // a driver other than the CLI (whose check says the same)
+    return RunStatus::bad_input;
   }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
   try {
     m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_config.block_size);
   } catch (const zmq::error_t& e) {
+    // The OS refused (address in use, not this machine's): a failure, not a bad command line.
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
-    return false;
+    return RunStatus::failure;
   }
-  return true;
+  return RunStatus::ok;
 }
 
 // Why the job must stop now ("" to go on): Ctrl-C, the caller, or no worker for too long.
@@ -152,7 +158,12 @@ RunStatus Master::run() {
     spdlog::error("refusing to serve {} without keys: it is reachable from the network", m_o.bind);
     return RunStatus::bad_input;
   }
-  if (!setup() || !open_socket(m_o.curve) || !start_live_view() || !open_job()) return RunStatus::bad_input;
+  // The first step that fails ends the job: bad input (exit 2) or a failure (exit 1).
+  RunStatus started = setup();
+  if (started == RunStatus::ok) started = open_socket(m_o.curve);
+  if (started == RunStatus::ok) started = start_live_view();
+  if (started == RunStatus::ok) started = open_job();
+  if (started != RunStatus::ok) return started;
   struct Linger {  // on every way out once the live view runs
     Master& m;
     ~Linger() { m.linger_live_view(); }
@@ -201,18 +212,18 @@ RunStatus Master::run() {
   return finish();
 }
 
-bool Master::start_live_view() {
-  if (m_o.http.empty()) return true;
+RunStatus Master::start_live_view() {
+  if (m_o.http.empty()) return RunStatus::ok;
   try {
     m_live = LivePublisher::start(m_o.http, m_o.http_token, m_o.render.scene_path, m_desc.settings.width,
                                   m_desc.settings.height, m_frames.front(), static_cast<int>(m_frames.size()),
                                   m_encoding);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return false;
+    return run_status_of(e);  // a bad address or a missing token; cannot listen: a failure
   }
   spdlog::info("live view: {}", m_live->url());
-  return true;
+  return RunStatus::ok;
 }
 
 void Master::linger_live_view() {

@@ -65,9 +65,9 @@ class Master {
 
  private:
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
-  bool setup();
-  bool open_job();
-  bool open_socket(const std::optional<security::CurveServer>& curve);
+  RunStatus setup();
+  RunStatus open_job();
+  RunStatus open_socket(const std::optional<security::CurveServer>& curve);
   bool send(const std::string& identity, const proto::Message& m);
   void receive_all();
   void on_frame(const std::string& identity, const uint8_t* data, size_t size);
@@ -119,7 +119,7 @@ class Master {
   std::string m_last_benched;  // why the last worker benched for failures sits out ("" if none was)
   Progress m_progress;
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
-  bool start_live_view();
+  RunStatus start_live_view();
   void live_finished(const std::string& outcome);
   void linger_live_view();
 };

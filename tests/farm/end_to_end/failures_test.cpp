@@ -346,18 +346,18 @@ TEST_CASE("failure table: an endpoint ZeroMQ would take wrongly is refused, nami
   CHECK(test_process::same_file(out, f.reference));
 }
 
-TEST_CASE("failure table: master cannot bind (--bind or --http): exit 2, no journal or image left behind") {
+TEST_CASE("failure table: master cannot bind (--bind or --http): exit 1 (the OS refused, not bad input), no journal or image left behind") {
   Fixture f("fail_bind");
   BusyPort busy;
   const std::string taken = "127.0.0.1:" + std::to_string(busy.port);
   const std::string out = f.path("x.png"), journal = out + ".journal";
   Outcome o = run({k_farm, "master", f.scene, "-o", out, "--bind", "tcp://" + taken}, f.path("bind.log"));
-  CHECK(o.code == 2);
+  CHECK(o.code == 1);
   CHECK_MESSAGE(contains(o.log, "error: cannot bind tcp://" + taken + ": Address already in use"), o.log);
   CHECK_FALSE(fs::exists(journal));
   CHECK_FALSE(fs::exists(out));
   o = run({k_farm, "render", f.scene, "-o", out, "--http", taken}, f.path("http.log"));
-  CHECK(o.code == 2);
+  CHECK(o.code == 1);
   CHECK_MESSAGE(contains(o.log, "error: --http: cannot listen on " + taken + ": Address already in use"), o.log);
   CHECK_FALSE(fs::exists(journal));
   CHECK_FALSE(fs::exists(out));
