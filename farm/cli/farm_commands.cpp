@@ -1,4 +1,5 @@
 #include "cli/farm_commands.h"
+#include "base/limits.h"
 #include "cli/option_checks.h"
 
 #include <signal.h>
@@ -43,9 +44,9 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
                  "Initial block size S0 (pixels, side of a square; default " + std::to_string(k_default_block_size) +
                      ", and " + std::to_string(k_factoring_block_size) +
                      " with --policy factoring, which carves by predicted cost)")
-      ->transform(in_range(1, 4096));
-  CLI::Option* min_block =
-      cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")->transform(in_range(1, 4096));
+      ->transform(in_range(1, k_max_block_side));
+  CLI::Option* min_block = cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")
+                               ->transform(in_range(1, k_max_block_side));
   cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
       ->transform(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
@@ -141,7 +142,7 @@ void add_worker_command(CLI::App& app, WorkerCommandOptions& wo) {
   cmd->add_option("--master-key", wo.master_key_path, "The master's public key (its .pub): only that master is trusted");
   cmd->add_flag("--insecure", o.insecure, "Connect to a non-loopback endpoint without encryption or authentication");
   cmd->add_option("--threads", o.threads, "Render threads = blocks rendered at once (default: all cores)")
-      ->transform(in_range(0, 4096));
+      ->transform(in_range(0, k_max_threads));
   cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
       ->transform(in_range(0, 1024));
   cmd->add_flag("--once", o.once, "Exit after one job");
@@ -168,7 +169,7 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
   add_journal_options(*cmd, o.master);
   add_http_options(*cmd, o.master);
   cmd->add_option("--workers", o.workers, "Local worker processes")->transform(in_range(1, 256));
-  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->transform(in_range(0, 4096));
+  cmd->add_option("--threads", o.threads, "Threads per worker (default: cores / workers)")->transform(in_range(0, k_max_threads));
   cmd->add_option("--prefetch", o.prefetch, "Blocks each worker requests beyond one per thread")->transform(in_range(0, 1024));
   cmd->add_option("--stats", o.master.stats_path, "Write run statistics as JSON");
   cmd->add_option("--tile-map", o.master.tile_map_path, "Write the first frame with block outlines coloured by worker");

@@ -1,4 +1,5 @@
 #include "cli/plan_command.h"
+#include "base/limits.h"
 #include "cli/option_checks.h"
 
 #include <cstdio>
@@ -19,7 +20,7 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
       ->transform(in_range(1, 64));
   cmd->add_option("--preview-spp", o.preview.spp, "Preview samples per pixel (default: min(spp, 8))")->transform(in_range(1, rt::k_max_spp));
   cmd->add_option("--threads", o.preview.threads, "Threads for the preview render (default: all cores)")
-      ->transform(in_range(0, 4096));
+      ->transform(in_range(0, k_max_threads));
   cmd->add_option("--top", o.top, "Candidates shown")->transform(in_range(1, 1000));
   cmd->add_option("--cost-map", o.cost_map_out, "Also write the preview's cost map (rescaled to the full job)");
 }

@@ -1,4 +1,5 @@
 #include "cli/single_command.h"
+#include "base/limits.h"
 #include "cli/option_checks.h"
 
 #include <spdlog/spdlog.h>
@@ -185,11 +186,11 @@ FrameRenderer blender_frame_renderer(const SingleOptions& o, const rt::SceneDesc
 void add_single_command(CLI::App& app, SingleOptions& o) {
   CLI::App* cmd = app.add_subcommand("single", "Render a scene on this machine only (the speedup baseline)");
   add_render_options(*cmd, o.render);
-  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->transform(in_range(0, 4096));
+  cmd->add_option("--threads", o.threads, "Render threads (default: all cores)")->transform(in_range(0, k_max_threads));
   cmd->add_option("--stats", o.stats_path, "Write run statistics as JSON to this file");
   cmd->add_option("--cost-map", o.cost_map_path,
                   "Render tile by tile and write every tile's measured render cost (seconds) to this file");
-  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->transform(in_range(1, 4096));
+  cmd->add_option("--cost-tile", o.cost_tile, "Tile size of --cost-map in pixels")->transform(in_range(1, CostMap::k_max_tile));
 }
 
 int run_single(const SingleOptions& o) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/limits.h"
 #include "base/file_checks.h"
 
 namespace farm {
@@ -92,7 +93,9 @@ void parse_option(const std::string& word, const std::string& where, std::set<st
   if (key == "threads") {
     const bool digits = value.size() <= 4 && value.find_first_not_of("0123456789") == std::string::npos;
     h.threads = digits ? std::stoi(value) : -1;
-    if (h.threads < 1 || h.threads > 4096) throw HostFileError(where + "threads must be 1-4096, got '" + shown(value) + "'");
+    if (h.threads < 1 || h.threads > k_max_threads) {
+      throw HostFileError(where + "threads must be 1-" + std::to_string(k_max_threads) + ", got '" + shown(value) + "'");
+    }
   } else {
     if (!plain_path(value))
       throw HostFileError(where + key + " path '" + shown(value) + "' has characters a remote shell would interpret");

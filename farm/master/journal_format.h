@@ -39,7 +39,7 @@ struct JournalFormatError : JournalError {
 
 inline constexpr size_t k_journal_record_head = 4 + 4 + 4 + 16;  // marker, number, length, checksum
 inline constexpr size_t k_journal_block_head = 1 + 4 + 8 + 4 + 5 * 4 + 8;
-// No record is longer: a block is at most 4096 x 4096 pixels (--block) of 12 bytes, 192 MiB.
+// No record is longer: a block is at most k_max_block_side (4096) squared pixels of 12 bytes, 192 MiB.
 inline constexpr uint32_t k_journal_max_body = 1u << 30;
 
 struct JournalBlock {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/limits.h"
 #include "messages_generated.h"
 
 namespace farm::proto {
@@ -190,7 +191,7 @@ class Reader {
         h.build_id = str(x->build_id(), "build_id");
         h.worker_name = str(x->worker_name(), "worker_name");
         h.threads = x->threads();
-        if (h.threads < 1 || h.threads > 4096) throw Malformed{"threads out of range"};
+        if (h.threads < 1 || h.threads > k_max_threads) throw Malformed{"threads out of range"};
         h.cached_assets = strs(x->cached_assets(), "cached_assets");
         return h;
       }

@@ -6,6 +6,10 @@
 
 namespace farm {
 
+// The largest block side (--block, --min-block, a POV-Ray grid): a block's pixels then fit one
+// message and one journal record (master/journal_format.h).
+inline constexpr int k_max_block_side = 4096;
+
 // An axis-aligned rectangle of one frame.
 struct Block {
   int frame = 1;

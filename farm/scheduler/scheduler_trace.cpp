@@ -82,7 +82,7 @@ bool parse_config(std::istringstream& in, SchedulerConfig& c) {
   std::string word;
   if (in >> word && word == "grid") {
     in >> c.grid;
-    return static_cast<bool>(in) && c.grid >= 1 && c.grid <= 4096;
+    return static_cast<bool>(in) && c.grid >= 1 && c.grid <= k_max_block_side;
   }
   in.clear();
   in.seekg(before);

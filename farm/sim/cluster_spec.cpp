@@ -1,4 +1,5 @@
 #include "sim/cluster_spec.h"
+#include "base/limits.h"
 #include "base/file_checks.h"
 
 #include <fstream>
@@ -57,7 +58,7 @@ WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults
   g.count = static_cast<int>(r.get_int("count", 1, 1, 1'000'000));
   g.speed = read_range(r, "speed", g.speed, 1e-6, 1e6);
   if (g.speed.lo <= 0) r.fail_at("speed", "'speed' must be > 0");
-  g.threads = static_cast<int>(r.get_int("threads", 1, 1, 4096));
+  g.threads = static_cast<int>(r.get_int("threads", 1, 1, k_max_threads));
   g.prefetch = static_cast<int>(r.get_int("prefetch", 1, 0, 1024));
   g.join = read_range(r, "join", g.join, 0, 1e9);
   g.startup = read_range(r, "startup", g.startup, 0, 1e6);
