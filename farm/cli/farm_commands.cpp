@@ -41,9 +41,9 @@ const std::atomic<bool>* install_stop_flag() {
 void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen) {
   // Unset (0) unless given: the policy's default then applies (initial_block_size).
   cmd.add_option("--block", o.block_size,
-                 "Initial block size S0 (pixels, side of a square; default " + std::to_string(k_default_block_size) +
-                     ", and " + std::to_string(k_factoring_block_size) +
-                     " with --policy factoring, which carves by predicted cost)")
+                 "Initial block size S0 (pixels, side of a square; default: the policy's, " +
+                     std::to_string(k_factoring_block_size) + " for factoring, which carves by predicted cost, " +
+                     std::to_string(k_default_block_size) + " for the others)")
       ->transform(in_range(1, k_max_block_side));
   CLI::Option* min_block = cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")
                                ->transform(in_range(1, k_max_block_side));

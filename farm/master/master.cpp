@@ -54,8 +54,14 @@ RunStatus Master::setup() {
                    preview.width, preview.height, preview.wall_seconds);
     }
   } catch (const std::exception& e) {
-    spdlog::error("the preview render failed: {}", e.what());
-    return run_status_of(e);
+    // The preview is the first to load the meshes and images: a bad one is found here, before
+    // any socket is bound or worker joins, and said as the scene's fault.
+    const RunStatus status = run_status_of(e);
+    if (status == RunStatus::bad_input)
+      spdlog::error("{}", e.what());
+    else
+      spdlog::error("the preview render failed: {}", e.what());
+    return status;
   }
   return RunStatus::ok;
 }

@@ -18,6 +18,7 @@ SchedulerConfig small_job() {
   c.width = 64;
   c.height = 32;
   c.block_size = 32;  // two blocks
+  c.policy = PolicyKind::seed;  // the cases below follow its halving and waiting times
   c.max_copies = 2;
   c.base_wait = 4.0;
   c.heartbeat_interval = 1.0;

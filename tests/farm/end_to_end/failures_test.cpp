@@ -104,8 +104,9 @@ TEST_CASE("failure table: a scene only a worker finds bad ends the job (the mast
         << R"("buffers":[{"byteLength":48,"uri":"data:application/octet-stream;base64,)"
         << R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAACAPwAAgD8AAAAAAAAAAAEAAAAHAAAA"}]})";
   }
+  // --policy seed: no preview render, which would load the mesh at the master and refuse it there.
   Child master({k_farm, "master", f.path("bad.gltf"), "-o", f.path("x.png"), "--bind", "tcp://127.0.0.1:*", "--width", "16",
-                "--height", "16"},
+                "--height", "16", "--policy", "seed"},
                f.path("m.log"));
   REQUIRE(master.wait_for_log("listening on", 20));
   auto worker = start_worker(f, endpoint_from(master), "w1");

@@ -211,10 +211,19 @@ TEST_CASE("farm: a scene the workers cannot load ends the local render with an e
              "material = \"m\"\n";
   }
   std::string out = f.path("bad.png");
-  Child render({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2", "--threads", "1"}, out + ".log");
+  // --policy seed: no preview, so the master does not load the mesh and the workers find it.
+  Child render({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2", "--threads", "1", "--policy", "seed"},
+               out + ".log");
   CHECK(render.wait(60) == 2);  // the scene's fault, as for single (the master now ends the job at once)
   CHECK(render.log().find("cannot load the job's scene") != std::string::npos);
   CHECK_MESSAGE(render.log().find("error: the scene cannot be loaded (reported by worker") != std::string::npos, render.log());
+  CHECK_FALSE(fs::exists(out));
+  // With the default policy the master's preview loads the mesh and refuses the scene itself.
+  Child preview({k_farm, "render", f.path("bad.toml"), "-o", out, "--workers", "2"}, out + ".preview.log");
+  CHECK(preview.wait(60) == 2);
+  CHECK_MESSAGE(preview.log().find("error: " + f.path("bad.toml") + ":4:1: cannot load mesh") != std::string::npos,
+                preview.log());
+  CHECK(preview.log().find("listening on") == std::string::npos);
   CHECK_FALSE(fs::exists(out));
   // farm single reports the same scene as bad input.
   CHECK(test_process::run({k_farm, "single", f.path("bad.toml"), "-o", out}, out + ".single.log") == 2);

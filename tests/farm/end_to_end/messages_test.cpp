@@ -277,7 +277,7 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
   }
   // Help shows the policy names only ("ENUM:value in {adaptive->2,...} OR {2,3,0,1}" before).
   Split help = run_split(dir, {"sim", "--help"});
-  CHECK_MESSAGE(contains(help.out, "--policy NAME:{fixed,seed,adaptive,factoring}=seed"), help.out);
+  CHECK_MESSAGE(contains(help.out, "--policy NAME:{fixed,seed,adaptive,factoring}=factoring"), help.out);
   CHECK_FALSE(contains(help.out, "->"));
   // An empty SLURM_JOB_ID is no allocation (it counted as one, and srun then failed).
   const char* saved_job = std::getenv("SLURM_JOB_ID");
