@@ -4,8 +4,9 @@
 
 namespace farm {
 
-JobController::JobController(const SchedulerConfig& config, std::ostream* trace) : m_scheduler(config) {
-  if (trace) m_trace = std::make_unique<SchedulerTrace>(m_scheduler, *trace);
+JobController::JobController(SchedulerConfig config, std::ostream* trace)
+    : m_costs(trace ? RecordedCosts::wrap(config) : nullptr), m_scheduler(config) {
+  if (trace) m_trace = std::make_unique<SchedulerTrace>(m_scheduler, *trace, m_costs);
 }
 
 void JobController::join(WorkerId worker, const std::string& name, int threads, Seconds now) {

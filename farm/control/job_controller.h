@@ -32,7 +32,7 @@ struct ResultReport {
 class JobController {
  public:
   // `trace` (optional) receives every scheduler call (scheduler/scheduler_trace.h).
-  JobController(const SchedulerConfig& config, std::ostream* trace);
+  JobController(SchedulerConfig config, std::ostream* trace);
 
   void join(WorkerId worker, const std::string& name, int threads, Seconds now);
   // Left cleanly or gave up (died = false), or cut off by the driver (died = true): its
@@ -72,6 +72,7 @@ class JobController {
     Seconds overhead = -1;  // smoothed lease time besides render, queue, round trip and transfer, < 0 = unknown
     Seconds renderer = -1;  // smoothed fixed_seconds of its results (a process start per block), < 0 = unknown
   };
+  std::shared_ptr<RecordedCosts> m_costs;  // the cost model's answers, for the trace (before m_scheduler)
   Scheduler m_scheduler;
   std::unique_ptr<SchedulerTrace> m_trace;
   RunStats m_stats;

@@ -4,8 +4,11 @@
 #include <istream>
 #include <ostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
+#include <tuple>
 
 namespace farm {
 
@@ -62,7 +65,7 @@ std::string config_text(const SchedulerConfig& c) {
     << c.liveness << ' ' << num(c.result_bytes_per_pixel) << ' ' << c.frames.size();
   for (int f : c.frames) o << ' ' << f;
   if (c.grid != 1) o << " grid " << c.grid;
-  // The costs themselves are not recorded: such a trace cannot be replayed (see replay_trace).
+  // The costs follow as "K" lines (RecordedCosts); a trace without them cannot be replayed.
   if (c.block_cost) o << " block-cost";
   return o.str();
 }
@@ -91,15 +94,42 @@ bool parse_config(std::istringstream& in, SchedulerConfig& c) {
 
 }  // namespace
 
-SchedulerTrace::SchedulerTrace(Scheduler& scheduler, std::ostream& trace)
-    : m_scheduler(scheduler), m_trace(trace), m_decisions_written(scheduler.decisions().size()) {
+std::shared_ptr<RecordedCosts> RecordedCosts::wrap(SchedulerConfig& config) {
+  if (!config.block_cost) return nullptr;
+  auto recorded = std::make_shared<RecordedCosts>();
+  recorded->m_model = std::move(config.block_cost);
+  config.block_cost = [r = recorded.get()](const Block& b) { return r->cost(b); };
+  return recorded;
+}
+
+double RecordedCosts::cost(const Block& b) {
+  const Key key{b.frame, b.x, b.y, b.width, b.height};
+  if (auto it = m_known.find(key); it != m_known.end()) return it->second;
+  const double c = m_model(b);
+  m_known.emplace(key, c);
+  m_unwritten.emplace_back(b, c);
+  return c;
+}
+
+std::string RecordedCosts::take_lines() {
+  std::string out;
+  for (const auto& [b, c] : m_unwritten) out += "K " + block_text(b) + ' ' + num(c) + '\n';
+  m_unwritten.clear();
+  return out;
+}
+
+SchedulerTrace::SchedulerTrace(Scheduler& scheduler, std::ostream& trace, std::shared_ptr<RecordedCosts> costs)
+    : m_scheduler(scheduler), m_trace(trace), m_costs(std::move(costs)),
+      m_decisions_written(scheduler.decisions().size()) {
   m_trace << config_text(scheduler.config()) << '\n';
+  if (m_costs) m_trace << m_costs->take_lines();
   m_scheduler.set_observer(this);
 }
 
 SchedulerTrace::~SchedulerTrace() { m_scheduler.set_observer(nullptr); }
 
 void SchedulerTrace::write(const std::string& inputs, const std::string& outputs) {
+  if (m_costs) m_trace << m_costs->take_lines();  // asked for during this call: replay needs them first
   m_trace << inputs << " : " << outputs << " ;" << decisions_since(m_scheduler, m_decisions_written) << '\n';
 }
 
@@ -144,17 +174,36 @@ Status replay_trace(std::istream& trace) {
   SchedulerConfig config;
   if (word != "config" || !parse_config(head, config)) return Status::error("line 1: not a scheduler trace header");
   std::string extra;
-  if (head >> extra && extra == "block-cost")
-    return Status::error("line 1: recorded with a block cost model, whose costs a trace does not hold; cannot replay");
-  std::unique_ptr<Scheduler> made;
-  try {
-    made = std::make_unique<Scheduler>(config);
-  } catch (const std::invalid_argument& e) {
-    return Status::error(std::string("line 1: ") + e.what());
+  // A run with a cost model: its answers come as "K" lines, each before the first call that
+  // asked for it (the first ones before any call: the constructor's); replay answers from them.
+  std::map<std::tuple<int, int, int, int, int>, double> costs;
+  if (head >> extra && extra == "block-cost") {
+    config.block_cost = [&costs](const Block& b) {
+      auto it = costs.find({b.frame, b.x, b.y, b.width, b.height});
+      if (it == costs.end()) throw std::out_of_range("the trace holds no cost for block " + block_text(b));
+      return it->second;
+    };
   }
-  Scheduler& s = *made;
+  std::unique_ptr<Scheduler> made;
   size_t decisions = 0;
   for (int n = 2; std::getline(trace, line); ++n) {
+    if (line.rfind("K ", 0) == 0) {
+      std::istringstream in(line.substr(2));
+      Block b;
+      double c = 0;
+      in >> b.frame >> b.x >> b.y >> b.width >> b.height >> c;
+      if (!in || !config.block_cost) return Status::error("line " + std::to_string(n) + ": a bad block cost line");
+      costs[{b.frame, b.x, b.y, b.width, b.height}] = c;
+      continue;
+    }
+    if (!made) {
+      try {
+        made = std::make_unique<Scheduler>(config);
+      } catch (const std::exception& e) {
+        return Status::error(std::string("line 1: ") + e.what());
+      }
+    }
+    Scheduler& s = *made;
     const size_t colon = line.find(" : ");
     if (colon == std::string::npos) return Status::error("line " + std::to_string(n) + ": no ' : ' separator");
     std::istringstream in(line.substr(0, colon));
@@ -165,6 +214,7 @@ Status replay_trace(std::istream& trace) {
     long long k = 0;
     AttemptId attempt = 0;
     std::string got;
+    try {
     switch (op) {
       case 'C': {
         in >> attempt >> k;
@@ -196,11 +246,21 @@ Status replay_trace(std::istream& trace) {
       case 'T': in >> t; got = ids_text(s.tick(t)); break;
       default: return Status::error("line " + std::to_string(n) + ": unknown operation '" + std::string(1, op) + "'");
     }
+    } catch (const std::out_of_range& e) {
+      return Status::error("line " + std::to_string(n) + ": " + e.what());
+    }
     if (!in) return Status::error("line " + std::to_string(n) + ": cannot read the call's inputs");
     const std::string replayed = got + " ;" + decisions_since(s, decisions);
     const std::string recorded = line.substr(colon + 3);
     if (replayed != recorded)
       return Status::error("line " + std::to_string(n) + ": recorded '" + recorded + "', replay gave '" + replayed + "'");
+  }
+  if (!made) {  // no call recorded: the header must still make a scheduler
+    try {
+      Scheduler check(config);
+    } catch (const std::exception& e) {
+      return Status::error(std::string("line 1: ") + e.what());
+    }
   }
   return {};
 }

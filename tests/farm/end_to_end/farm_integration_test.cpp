@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <random>
 #include <regex>
 #include <zmq.hpp>
@@ -244,6 +245,20 @@ TEST_CASE("farm: the master's scheduler trace replays to the same assignments an
   std::ifstream st(stats);
   std::string json((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
   CHECK(json.find("\"reason\"") != std::string::npos);  // the trace held halvings to check
+  // The default policy (factoring with the preview's block costs): the trace carries the costs
+  // the scheduler asked for, so it replays too.
+  const std::string trace2 = f.path("trace_default.txt"), out2 = f.path("farm_default.png");
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", out2, "--workers", "2", "--threads", "1", "--trace",
+                             trace2},
+                            f.path("render_default.log")) == 0);
+  CHECK(test_process::same_file(out2, f.reference));
+  std::ifstream in2(trace2);
+  std::string text((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  CHECK(text.find(" block-cost\n") != std::string::npos);
+  CHECK(text.find("\nK ") != std::string::npos);
+  std::istringstream replay(text);
+  const farm::Status replayed = farm::replay_trace(replay);
+  CHECK_MESSAGE(replayed.ok(), replayed.message());
 }
 
 TEST_CASE("farm: plan recommends settings, master --auto uses them, a bad cluster file is refused") {

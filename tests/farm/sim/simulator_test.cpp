@@ -263,7 +263,7 @@ TEST_CASE("sim: its scheduler trace replays to the same decisions, and a changed
   CHECK(replay_trace(changed).message().find("recorded") != std::string::npos);
 }
 
-TEST_CASE("sim: a factoring run's trace replays, one with a block cost model is refused, saying why") {
+TEST_CASE("sim: a factoring run's trace replays, with or without a block cost model (its answers are in the trace)") {
   CostMap map = uniform_map(128, 128, 4, 0.01);
   map.at(1, 5, 5) = 0.5;  // one expensive tile
   for (bool with_costs : {false, true}) {
@@ -277,8 +277,27 @@ TEST_CASE("sim: a factoring run's trace replays, one with a block cost model is 
     CHECK(r.makespan >= r.bound.honest());
     std::istringstream replay(trace.str());
     Status replayed = replay_trace(replay);
-    CHECK(replayed.ok() == !with_costs);
-    if (with_costs) CHECK(replayed.message().find("cost model") != std::string::npos);
+    CHECK_MESSAGE(replayed.ok(), replayed.message());
+    const std::string text = trace.str();
+    const size_t k = text.find("\nK ");
+    CHECK((k != std::string::npos) == with_costs);
+    if (!with_costs) continue;
+    // Without one of its costs the replay says which block it lacks, instead of guessing.
+    const size_t end = text.find('\n', k + 1);
+    std::istringstream missing(text.substr(0, k) + text.substr(end));
+    Status lacking = replay_trace(missing);
+    CHECK_FALSE(lacking.ok());
+    CHECK_MESSAGE(lacking.message().find("the trace holds no cost for block") != std::string::npos, lacking.message());
+    // Another cost for the expensive tile's block: the replay's decisions differ, and it says so.
+    std::string changed = text;
+    for (size_t at = changed.find("\nK "); at != std::string::npos; at = changed.find("\nK ", at + 1)) {
+      const size_t stop = changed.find('\n', at + 1);
+      const size_t space = changed.rfind(' ', stop);
+      changed.replace(space + 1, stop - space - 1, "1000");  // every block suddenly costly
+    }
+    std::istringstream other(changed);
+    Status differs = replay_trace(other);
+    CHECK_FALSE(differs.ok());
   }
 }
 
