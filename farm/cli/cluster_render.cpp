@@ -107,12 +107,11 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   security::CurveKeyPair master_keys;
   std::set<std::string> also_allowed;
   try {
-    master_keys = o.key_path.empty() ? security::generate_key_pair()
-                                            : security::read_secret_key_file(o.key_path);
+    master_keys = o.key_path.empty() ? security::generate_key_pair() : security::read_secret_key_file(o.key_path);
     if (!o.allow_path.empty()) also_allowed = security::read_allow_list(o.allow_path);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));  // a bad key file: 2; no CURVE here: 1
   }
   std::vector<security::CurveKeyPair> worker_keys(o.slurm ? 1 : hosts.size());
   for (auto& k : worker_keys) {

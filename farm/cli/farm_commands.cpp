@@ -204,9 +204,9 @@ int run_master_command(const MasterCommandOptions& o) {
   // Keys first: a command line that would expose the master fails before any work is done.
   try {
     copy.curve = master_socket_keys(copy.bind, o.key_path, o.allow_path, copy.insecure);
-  } catch (const SocketKeysError& e) {
+  } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));
   }
   if (!o.auto_cluster.empty()) {
     try {
@@ -228,9 +228,9 @@ int run_worker_command(const WorkerCommandOptions& o) {
   if (!copy.launched) {
     try {
       copy.curve = worker_socket_keys(copy.connect, o.key_path, o.master_key_path, copy.insecure);
-    } catch (const SocketKeysError& e) {
+    } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
-      return k_exit_bad_input;
+      return exit_code(run_status_of(e));
     }
   }
   copy.stop = install_stop_flag();

@@ -47,9 +47,9 @@ int run_journal_command(const JournalCommandOptions& o) {
   JournalContents c;
   try {
     c = read_journal(o.path);
-  } catch (const JournalError& e) {
+  } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));  // not a journal (JournalFormatError): 2; cannot read it: 1
   }
   int width = 0, height = 0;
   std::vector<int> frames;

@@ -30,7 +30,7 @@ int run_keygen_command(const KeygenOptions& o) {
     return k_exit_bad_input;
   } catch (const std::exception& e) {
     spdlog::error("keygen: {}", e.what());
-    return k_exit_bad_input;
+    return exit_code(run_status_of(e));  // a key file refused: 2; no CURVE here: 1
   }
   return k_exit_ok;
 }

@@ -26,13 +26,9 @@ std::optional<security::CurveServer> master_socket_keys(const std::string& bind,
   if (key_path.empty()) throw SocketKeysError("--allow needs --key MASTER.key (the master's own key pair)");
   if (allow_path.empty())
     throw SocketKeysError("--key needs --allow WORKER.pub|FOLDER|LIST: the workers' public keys that may connect");
-  try {
-    security::CurveServer s = security::read_server_keys(key_path, allow_path);
-    spdlog::info("CURVE on: {} worker key(s) allowed", s.allowed.size());
-    return s;
-  } catch (const security::KeyFileError& e) {
-    throw SocketKeysError(e.what());
-  }
+  security::CurveServer s = security::read_server_keys(key_path, allow_path);
+  spdlog::info("CURVE on: {} worker key(s) allowed", s.allowed.size());
+  return s;
 }
 
 std::optional<security::CurveClient> worker_socket_keys(const std::string& connect, const std::string& key_path,
@@ -52,11 +48,7 @@ std::optional<security::CurveClient> worker_socket_keys(const std::string& conne
   }
   if (key_path.empty()) throw SocketKeysError("--master-key needs --key WORKER.key (this worker's own key pair)");
   if (master_key_path.empty()) throw SocketKeysError("--key needs --master-key MASTER.pub (the master's public key)");
-  try {
-    return security::read_client_keys(key_path, master_key_path);
-  } catch (const security::KeyFileError& e) {
-    throw SocketKeysError(e.what());
-  }
+  return security::read_client_keys(key_path, master_key_path);
 }
 
 }  // namespace farm

@@ -12,13 +12,14 @@
 
 namespace farm {
 
-// A command line that cannot be served securely, or a key file that cannot be read: the
-// message says what to pass or which file is wrong.
-struct SocketKeysError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A command line that cannot be served securely: the message says what to pass (a user error,
+// like the KeyFileError a key file that cannot be read throws).
+struct SocketKeysError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
-// `farm master --bind --key --allow --insecure`. Empty = plaintext.
+// `farm master --bind --key --allow --insecure`. Empty = plaintext. Throws SocketKeysError,
+// security::KeyFileError, or std::runtime_error (no CURVE in this libzmq).
 std::optional<security::CurveServer> master_socket_keys(const std::string& bind, const std::string& key_path,
                                                         const std::string& allow_path, bool insecure);
 // `farm worker --connect --key --master-key --insecure`. Empty = plaintext.

@@ -59,7 +59,7 @@ class Reader {
 
   // stat() before opening: a FIFO or device would block the read forever.
   static std::ifstream open_regular(const std::string& path) {
-    if (Status regular = check_regular_file(path, "cost map"); !regular.ok()) throw std::runtime_error(regular.message());
+    if (Status regular = check_regular_file(path, "cost map"); !regular.ok()) throw std::invalid_argument(regular.message());
     return std::ifstream(path, std::ios::binary);
   }
 
@@ -88,7 +88,7 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& message) const { fail_at(m_line, message); }
   [[noreturn]] void fail_at(int line, const std::string& message) const {
-    throw std::runtime_error("cost map '" + m_path + "', line " + std::to_string(line) + ": " + message);
+    throw std::invalid_argument("cost map '" + m_path + "', line " + std::to_string(line) + ": " + message);
   }
 
  private:

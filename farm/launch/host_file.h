@@ -24,8 +24,8 @@ constexpr size_t k_max_shown_chars = 64;
 // `s` as a message shows it: at most k_max_shown_chars, then "... (N bytes)".
 std::string shown(const std::string& s);
 
-struct HostFileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct HostFileError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 struct HostSpec {

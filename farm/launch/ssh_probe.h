@@ -21,8 +21,8 @@ constexpr double k_probe_seconds = 5.0;
 constexpr int k_poll_ms = 50;
 
 // The ssh command cannot be run at all (not found, not executable): a usage error.
-struct SshCommandError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SshCommandError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 struct SshProbeResult {

@@ -25,8 +25,10 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     try {
       JournalContents c = read_journal(path);
       what = "holds " + std::to_string(c.blocks.size()) + " rendered block(s) of an unfinished job";
-    } catch (const JournalError& e) {
+    } catch (const JournalFormatError& e) {
       what = "exists but is not a valid journal (" + std::string(e.what()) + ")";
+    } catch (const JournalError& e) {
+      what = "exists but cannot be read (" + std::string(e.what()) + ")";
     }
     throw std::invalid_argument("'" + path + "' " + what +
                              ": pass --resume to continue that job, or --fresh to discard it and start over");
@@ -36,12 +38,7 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
     m_writer = std::make_unique<JournalWriter>(JournalWriter::create(path, job.text, o.sync_interval));
     return;
   }
-  JournalContents c;
-  try {
-    c = read_journal(path);
-  } catch (const JournalFormatError& e) {
-    throw std::invalid_argument(e.what());  // the user's file, not the OS failing
-  }
+  JournalContents c = read_journal(path);
   if (c.identity != job.text) {
     throw std::invalid_argument("the journal '" + path + "' belongs to another job; it differs in:\n" +
                              identity_difference(c.identity, job.text) +

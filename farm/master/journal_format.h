@@ -32,9 +32,9 @@ struct JournalError : std::runtime_error {
 };
 
 // A file that is not a journal this farm reads (no valid header, an older format): the user's
-// file, so a resumed job refuses it as bad input.
-struct JournalFormatError : JournalError {
-  using JournalError::JournalError;
+// file, so it is bad input (docs/architecture.md, Errors), not a JournalError.
+struct JournalFormatError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 inline constexpr size_t k_journal_record_head = 4 + 4 + 4 + 16;  // marker, number, length, checksum

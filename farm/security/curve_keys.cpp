@@ -83,7 +83,7 @@ std::vector<KeyLine> parse_key_lines(const std::string& path, const std::string&
 std::string public_from_secret(const std::string& secret) {
   char pub[41] = {};
   if (zmq_curve_public(pub, secret.c_str()) != 0)
-    throw KeyFileError(std::string("cannot derive a public key: ") + zmq_strerror(errno));
+    throw std::runtime_error(std::string("cannot derive a public key: ") + zmq_strerror(errno));
   return pub;
 }
 
@@ -117,10 +117,10 @@ bool is_z85_key(const std::string& text) {
 }
 
 CurveKeyPair generate_key_pair() {
-  if (!zmq_has("curve")) throw KeyFileError("this libzmq was built without CURVE support");
+  if (!zmq_has("curve")) throw std::runtime_error("this libzmq was built without CURVE support");
   char pub[41] = {}, sec[41] = {};
   if (zmq_curve_keypair(pub, sec) != 0)
-    throw KeyFileError(std::string("cannot generate a key pair: ") + zmq_strerror(errno));
+    throw std::runtime_error(std::string("cannot generate a key pair: ") + zmq_strerror(errno));
   return {pub, sec};
 }
 

@@ -17,8 +17,12 @@
 
 namespace farm::security {
 
-struct KeyFileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A key file (or launch secrets) that is missing, malformed or of the wrong kind, or a key file
+// that cannot be written where the user asked: the user's input (docs/architecture.md, Errors,
+// as an output refused before any work). Failures of this machine (no CURVE in libzmq, no key
+// pair generated) are std::runtime_error.
+struct KeyFileError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // A key file that would be written exists already (the caller may offer to replace it).

@@ -9,7 +9,7 @@ namespace farm::security {
 namespace {
 
 void require_curve() {
-  if (!curve_available()) throw KeyFileError("this libzmq was built without CURVE: keys cannot be used");
+  if (!curve_available()) throw std::runtime_error("this libzmq was built without CURVE: keys cannot be used");
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ bool curve_available();
 
 // The master's side from its key pair file and the workers' public keys (a .pub, a folder of
 // them or a list); the worker's side from its key pair file and the master's .pub. Throw
-// KeyFileError naming the file (and line) that is wrong, or saying that CURVE is missing.
+// KeyFileError naming the file (and line) that is wrong, std::runtime_error if CURVE is missing.
 CurveServer read_server_keys(const std::string& key_path, const std::string& allow_path);
 CurveClient read_client_keys(const std::string& key_path, const std::string& master_key_path);
 

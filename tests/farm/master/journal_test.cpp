@@ -127,11 +127,11 @@ TEST_CASE("journal: a damaged byte in the last record is a torn tail, a file wit
 
   bytes[10] ^= 1;  // the header's checksum no longer matches
   write_bytes(path, bytes, bytes.size());
-  CHECK_THROWS_AS(read_journal(path), JournalError);
+  CHECK_THROWS_AS(read_journal(path), JournalFormatError);
   write_bytes(path, {'n', 'o', 'p', 'e'}, 4);
-  CHECK_THROWS_AS(read_journal(path), JournalError);
+  CHECK_THROWS_AS(read_journal(path), JournalFormatError);
   write_bytes(path, {}, 0);
-  CHECK_THROWS_AS(read_journal(path), JournalError);
+  CHECK_THROWS_AS(read_journal(path), JournalFormatError);
   try {
     read_journal((dir / "missing").string());
     FAIL("a missing journal was read");
@@ -207,7 +207,7 @@ TEST_CASE("journal: a format-1 journal is refused as such") {
   try {
     read_journal(path);
     FAIL("a format-1 journal was read");
-  } catch (const JournalError& e) {
+  } catch (const JournalFormatError& e) {
     CHECK(std::string(e.what()) == "'" + path +
                                        "' is a journal of format 1 (an older farm); this farm reads format 2: finish that "
                                        "job with the farm that wrote it, or pass --fresh to discard it");
