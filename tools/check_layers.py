@@ -45,7 +45,7 @@ USES = {
     "farm/launch": ["farm/base", "farm/security"],
     "farm/cli": ["farm/base", "farm/scheduler", "farm/master", "farm/worker", "farm/sim", "farm/job", "farm/backend",
                  "farm/costs", "farm/protocol", "farm/security", "farm/launch", "renderer/scene", "renderer/image",
-                 "renderer/render"],
+                 "renderer/world", "renderer/render"],
 }
 LIBRARIES = ("renderer", "farm")
 # Generated headers quoted with "" that belong to one layer.

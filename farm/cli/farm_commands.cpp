@@ -45,9 +45,10 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
                      std::to_string(k_factoring_block_size) + " for factoring, which carves by predicted cost, " +
                      std::to_string(k_default_block_size) + " for the others)")
       ->transform(in_range(1, k_max_block_side));
-  CLI::Option* min_block = cmd.add_option("--min-block", o.min_block, "Halving never goes below this size")
+  CLI::Option* min_block = cmd.add_option("--min-block", o.min_block, "Halving (policies seed and adaptive) never goes below this size")
                                ->transform(in_range(1, k_max_block_side));
-  cmd.add_option("--wait", o.base_wait, "Base waiting time in seconds before a worker's block size is halved")
+  cmd.add_option("--wait", o.base_wait,
+                 "Base waiting time in seconds before a worker's block size is halved (policies seed and adaptive)")
       ->transform(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")
       ->transform(in_range(1, 64));

@@ -26,6 +26,7 @@
 #include "cli/run_report.h"
 #include "image/image_io.h"
 #include "render/render.h"
+#include "world/scene.h"
 #include "costs/cost_map_render.h"
 
 namespace farm {

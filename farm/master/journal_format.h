@@ -41,6 +41,8 @@ inline constexpr size_t k_journal_record_head = 4 + 4 + 4 + 16;  // marker, numb
 inline constexpr size_t k_journal_block_head = 1 + 4 + 8 + 4 + 5 * 4 + 8;
 // No record is longer: a block is at most k_max_block_side (4096) squared pixels of 12 bytes, 192 MiB.
 inline constexpr uint32_t k_journal_max_body = 1u << 30;
+static_assert(uint64_t{k_max_block_side} * k_max_block_side * 12 + k_journal_block_head <= k_journal_max_body,
+              "a block of the largest side must fit one journal record");
 
 struct JournalBlock {
   uint32_t epoch = 0;

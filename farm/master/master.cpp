@@ -95,7 +95,7 @@ RunStatus Master::open_job() {
 RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve) {
   // The ZAP handler is bound before the socket, so no handshake can come before it.
   if (std::string why = endpoint_problem(m_o.bind, EndpointUse::bind); !why.empty()) {
-    spdlog::error("the endpoint to bind, {}: {}", m_o.bind, why);  // a driver other than the CLI (whose check says the same)
+    spdlog::error("the endpoint to bind: {}", why);  // a driver other than the CLI (whose check says the same)
     return RunStatus::bad_input;
   }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);

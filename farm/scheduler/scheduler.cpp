@@ -27,7 +27,7 @@ Scheduler::Scheduler(SchedulerConfig config) : m_config(std::move(config)), m_po
     throw std::invalid_argument("scheduler: waiting time, heartbeat interval and liveness must be positive");
   }
   if (m_config.block_size > k_max_block_side || m_config.grid < 1 || m_config.grid > k_max_block_side) {
-    throw std::invalid_argument("scheduler: block size and grid must be at most " + std::to_string(k_max_block_side));
+    throw std::invalid_argument("scheduler: block size and grid must be 1 to " + std::to_string(k_max_block_side));
   }
   auto on_grid = [g = m_config.grid](int side) { return (side + g - 1) / g * g; };
   m_config.block_size = on_grid(m_config.block_size);

@@ -1,5 +1,6 @@
 """The farm CLI's flag names are spelled in cli/ (where they are declared) and, for now, in the
-messages of the layers listed in STILL_SPELLED; every other layer words its messages without them,
+messages of the layers listed in STILL_SPELLED (and two renderer files); every other layer of farm/
+and renderer/ words its messages without them,
 so renaming a flag touches cli/ and those layers only. The test reads the flag names from the
 add_option/add_flag calls in farm/cli/ and looks for them in the string literals of farm/'s other
 layers."""
@@ -16,6 +17,8 @@ LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 STILL_SPELLED = {"job", "master", "live", "worker", "assets", "launch"}
 # Files that write another program's command line, whose flags share names with ours.
 OTHER_PROGRAMS = {"backend/blender_renderer.cpp": "the arguments of Blender's bridge script"}
+# The renderer names the asset folders as the farm's --assets sets them (its one CLI hint).
+RENDERER_SPELLED = {"scene/asset_search.cpp", "scene/scene_parser.cpp"}
 
 
 def cli_flags():
@@ -56,6 +59,20 @@ class FlagNamesTest(unittest.TestCase):
                             for flag in re.findall(r"--[a-z][a-z-]*", literal):
                                 if flag in ours:
                                     found.append(f"farm/{layer}/{name}:{number}: {flag}")
+        renderer = os.path.join(ROOT, "renderer")
+        for directory, _, names in sorted(os.walk(renderer)):
+            for name in sorted(names):
+                rel = os.path.relpath(os.path.join(directory, name), renderer)
+                if not name.endswith((".h", ".cpp")) or rel in RENDERER_SPELLED:
+                    continue
+                with open(os.path.join(directory, name), encoding="utf-8") as f:
+                    for number, line in enumerate(f, 1):
+                        if line.lstrip().startswith("//"):
+                            continue
+                        for literal in LITERAL.findall(line):
+                            for flag in re.findall(r"--[a-z][a-z-]*", literal):
+                                if flag in ours:
+                                    found.append(f"renderer/{rel}:{number}: {flag}")
         self.assertEqual(found, [], "flag names outside cli/:\n" + "\n".join(found))
 
 

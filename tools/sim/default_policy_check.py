@@ -50,8 +50,11 @@ SEEDS = (1, 2, 3)
 def sim(farm, cluster, args, seed):
     cmd = [farm, "sim", "--cost-map", COST_MAP, "--cluster", cluster, "--seed", str(seed)] + JOB + args
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    ratio = float(re.search(r"Makespan / honest bound\s+([0-9.]+)", out).group(1))
-    makespan = float(re.search(r"Makespan \(master clock\)\s+([0-9.]+) s", out).group(1))
+    ratio, makespan = (re.search(p, out) for p in (r"Makespan / honest bound\s+([0-9.]+)",
+                                                   r"Makespan \(master clock\)\s+([0-9.]+) s"))
+    if not ratio or not makespan:
+        sys.exit("default_policy_check.py: `farm sim` did not print its makespan and bound:\n" + out)
+    ratio, makespan = float(ratio.group(1)), float(makespan.group(1))
     head = out.splitlines()[0]
     return ratio, makespan, head
 
