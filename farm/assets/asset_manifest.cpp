@@ -18,7 +18,7 @@ std::string relative_name(const std::string& path, const std::vector<std::string
   // `farm render` ships.
   if (std::optional<std::string> name = rt::name_under_roots(path, dirs)) return *name;
   throw std::invalid_argument("asset '" + path + "' is " + rt::outside_roots_reason(path, dirs) +
-                           ", so it cannot be shipped to workers; refer to it relative to an --assets folder");
+                              ", so it cannot be shipped to workers; refer to it relative to an --assets folder");
 }
 
 // One asset travels as one message, and workers accept messages up to 1 GiB.

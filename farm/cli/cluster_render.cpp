@@ -85,7 +85,8 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
       spdlog::error("--slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set, or empty): run it under salloc or sbatch");
       return k_exit_bad_input;
     }
-    const std::optional<int> tasks = slurm_count("SLURM_NTASKS", 1 << 20), cpus = slurm_count("SLURM_CPUS_PER_TASK", k_max_threads);
+    const std::optional<int> tasks = slurm_count("SLURM_NTASKS", 1 << 20),
+                             cpus = slurm_count("SLURM_CPUS_PER_TASK", k_max_threads);
     if (!tasks || !cpus) return k_exit_bad_input;
     slurm_tasks = *tasks;
     slurm_cpus = *cpus;

@@ -59,7 +59,8 @@ class Reader {
 
   // stat() before opening: a FIFO or device would block the read forever.
   static std::ifstream open_regular(const std::string& path) {
-    if (Status regular = check_regular_file(path, "cost map"); !regular.ok()) throw std::invalid_argument(regular.message());
+    if (Status regular = check_regular_file(path, "cost map"); !regular.ok())
+      throw std::invalid_argument(regular.message());
     return std::ifstream(path, std::ios::binary);
   }
 

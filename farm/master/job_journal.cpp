@@ -31,7 +31,7 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
       what = "exists but cannot be read (" + std::string(e.what()) + ")";
     }
     throw std::invalid_argument("'" + path + "' " + what +
-                             ": pass --resume to continue that job, or --fresh to discard it and start over");
+                                ": pass --resume to continue that job, or --fresh to discard it and start over");
   }
   if (!exists || !o.resume) {
     if (o.resume) spdlog::info("no journal at {}: the job starts from the beginning", path);
@@ -41,15 +41,15 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
   JournalContents c = read_journal(path);
   if (c.identity != job.text) {
     throw std::invalid_argument("the journal '" + path + "' belongs to another job; it differs in:\n" +
-                             identity_difference(c.identity, job.text) +
-                             "Pass the scene and settings it was written with, or --fresh to discard it");
+                                identity_difference(c.identity, job.text) +
+                                "Pass the scene and settings it was written with, or --fresh to discard it");
   }
   const SchedulerConfig& s = scheduler.config();
   Status problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
   if (problem.ok()) problem = check_pixel_sizes(c.blocks, bytes_per_pixel);
   if (!problem.ok()) {
     throw std::invalid_argument("the journal '" + path + "' is inconsistent (" + problem.message() +
-                             "); pass --fresh to discard it");
+                                "); pass --fresh to discard it");
   }
   if (!c.damage.empty()) {
     // Not a crash's torn tail: something changed the file. What it took is rendered again.

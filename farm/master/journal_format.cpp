@@ -93,11 +93,13 @@ bool parse_block(const Record& r, JournalBlock& j) {
   const size_t v1 = 4 + k_checksum_bytes;
   if (size >= v1 + 1 + sizeof k_magic_v1 - 1 && data[v1] == 'H' &&
       std::memcmp(data + v1 + 1, k_magic_v1, sizeof k_magic_v1 - 1) == 0) {
-    throw JournalFormatError("'" + name +
-                       "' is a journal of format 1 (an older farm); this farm reads format 2: finish that job with the "
-                       "farm that wrote it, or pass --fresh to discard it");
+    throw JournalFormatError(
+        "'" + name +
+        "' is a journal of format 1 (an older farm); this farm reads format 2: finish that job with the "
+        "farm that wrote it, or pass --fresh to discard it");
   }
-  throw JournalFormatError("'" + name + "' is not a farm journal (no valid header; its creation may have been interrupted)");
+  throw JournalFormatError("'" + name +
+                           "' is not a farm journal (no valid header; its creation may have been interrupted)");
 }
 
 }  // namespace

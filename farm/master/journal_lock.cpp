@@ -49,7 +49,8 @@ JournalLock::JournalLock(const std::string& journal_path) : m_path(lock_path_of(
       if (!known) continue;  // released in between: try again
       // Not the OS failing: the user started two renders to one output (bad input).
       throw std::invalid_argument("the journal '" + journal_path + "' is in use by another farm process (pid " +
-                                  std::to_string(holder.l_pid) + "): two renders to the same output would mix their "
+                                  std::to_string(holder.l_pid) +
+                                  "): two renders to the same output would mix their "
                                   "blocks; wait for it to end, or give this one another -o or --journal");
     }
     struct stat held {}, now {};

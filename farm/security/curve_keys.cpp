@@ -131,8 +131,7 @@ void write_key_files(const std::string& base, const CurveKeyPair& keys, bool for
   if (!force) {
     for (const std::string& p : {key_path, pub_path}) {
       std::error_code ec;
-      if (fs::symlink_status(p, ec).type() != fs::file_type::not_found)
-        throw KeyFileExists("'" + p + "' exists");
+      if (fs::symlink_status(p, ec).type() != fs::file_type::not_found) throw KeyFileExists("'" + p + "' exists");
     }
   }
   std::string secret_text = "# farm CURVE key pair '" + name + "'. Keep this file private (mode 0600);\n";
