@@ -75,7 +75,13 @@ JournalContents read_journal(const std::string& path) {
   // O_NONBLOCK: opening a FIFO for reading would wait for a writer forever (`farm journal FIFO`
   // hung); it is then refused below as not a regular file. Harmless on a regular file.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw JournalError("cannot read the journal '" + path + "': " + errno_text());
+  if (fd < 0) {
+    // A path that names no file is the user's (bad input); the OS failing to read one is not.
+    const bool named_wrongly = errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG;
+    const std::string message = "cannot read the journal '" + path + "': " + errno_text();
+    if (named_wrongly) throw JournalFormatError(message);
+    throw JournalError(message);
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const std::string why = errno_text();
@@ -84,7 +90,7 @@ JournalContents read_journal(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw JournalError("the journal '" + path + "' is not a regular file (a FIFO, device or folder)");
+    throw JournalFormatError("the journal '" + path + "' is not a regular file (a FIFO, device or folder)");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size == 0) {

@@ -31,8 +31,9 @@ struct JournalError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A file that is not a journal this farm reads (no valid header, an older format): the user's
-// file, so it is bad input (docs/architecture.md, Errors), not a JournalError.
+// A path that is not a journal this farm reads (no such file, not a regular file, no valid
+// header, an older format): the user's, so it is bad input (docs/architecture.md, Errors), not a
+// JournalError.
 struct JournalFormatError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };

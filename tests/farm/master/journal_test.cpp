@@ -135,7 +135,7 @@ TEST_CASE("journal: a damaged byte in the last record is a torn tail, a file wit
   try {
     read_journal((dir / "missing").string());
     FAIL("a missing journal was read");
-  } catch (const JournalError& e) {
+  } catch (const JournalFormatError& e) {  // the user named no file: bad input
     CHECK(std::string(e.what()) == "cannot read the journal '" + (dir / "missing").string() + "': No such file or directory");
   }
   fs::remove_all(dir);
