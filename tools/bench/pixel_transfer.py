@@ -24,7 +24,7 @@ def wait_line(proc, pattern, timeout=30):
 
 def one_run(farm, ext, compress, proxy_args, tmp):
     master = subprocess.Popen([farm, "master", os.path.join(ROOT, "scenes/wg6.toml"), "-o", os.path.join(tmp, "o." + ext),
-                               "--bind", "tcp://127.0.0.1:*", "--width", "800", "--height", "600", "--block", "32",
+                               "--bind", "tcp://127.0.0.1:*", "--width", "800", "--height", "600", "--block", "32", "--policy", "seed",
                                "--stats", os.path.join(tmp, "s.json"), "--no-journal"] + (["--compress"] if compress else ["--no-compress"]),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     endpoint = wait_line(master, r"listening on (tcp://\S+)")
