@@ -34,6 +34,18 @@ def cli_flags():
     return flags
 
 
+def spelled_flags(path, shown, ours):
+    """'shown:line: --flag' for each of our flags in a string literal of a code line of `path`."""
+    found = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.lstrip().startswith("//"):
+                continue
+            for literal in LITERAL.findall(line):
+                found += [f"{shown}:{number}: {flag}" for flag in re.findall(r"--[a-z][a-z-]*", literal) if flag in ours]
+    return found
+
+
 class FlagNamesTest(unittest.TestCase):
     def test_flags_are_found(self):
         flags = cli_flags()
@@ -44,35 +56,17 @@ class FlagNamesTest(unittest.TestCase):
         # The renderers' own flags (povray --version, blender --python) are not the farm's.
         ours = cli_flags() - {"--version", "--python"}
         found = []
-        for layer in sorted(os.listdir(FARM)):
-            path = os.path.join(FARM, layer)
-            if not os.path.isdir(path) or layer == "cli" or layer in STILL_SPELLED:
-                continue
-            for name in sorted(os.listdir(path)):
-                if not name.endswith((".h", ".cpp")) or f"{layer}/{name}" in OTHER_PROGRAMS:
+        for library, skipped in (("farm", set(OTHER_PROGRAMS)), ("renderer", RENDERER_SPELLED)):
+            top = os.path.join(ROOT, library)
+            for directory, _, names in sorted(os.walk(top)):
+                rel_dir = os.path.relpath(directory, top)
+                layer = rel_dir.split(os.sep)[0]
+                if library == "farm" and (layer in ("cli", ".") or layer in STILL_SPELLED):
                     continue
-                with open(os.path.join(path, name), encoding="utf-8") as f:
-                    for number, line in enumerate(f, 1):
-                        if line.lstrip().startswith("//"):
-                            continue
-                        for literal in LITERAL.findall(line):
-                            for flag in re.findall(r"--[a-z][a-z-]*", literal):
-                                if flag in ours:
-                                    found.append(f"farm/{layer}/{name}:{number}: {flag}")
-        renderer = os.path.join(ROOT, "renderer")
-        for directory, _, names in sorted(os.walk(renderer)):
-            for name in sorted(names):
-                rel = os.path.relpath(os.path.join(directory, name), renderer)
-                if not name.endswith((".h", ".cpp")) or rel in RENDERER_SPELLED:
-                    continue
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    for number, line in enumerate(f, 1):
-                        if line.lstrip().startswith("//"):
-                            continue
-                        for literal in LITERAL.findall(line):
-                            for flag in re.findall(r"--[a-z][a-z-]*", literal):
-                                if flag in ours:
-                                    found.append(f"renderer/{rel}:{number}: {flag}")
+                for name in sorted(names):
+                    rel = os.path.normpath(os.path.join(rel_dir, name))
+                    if name.endswith((".h", ".cpp")) and rel not in skipped:
+                        found += spelled_flags(os.path.join(directory, name), f"{library}/{rel}", ours)
         self.assertEqual(found, [], "flag names outside cli/:\n" + "\n".join(found))
 
 
