@@ -52,8 +52,9 @@ Status AssetCache::verify(const std::string& hash, uint64_t size, const std::vec
 
 Status AssetCache::store(const std::string& hash, const std::vector<uint8_t>& data) {
   FARM_CHECK(is_content_hash(hash));  // verify() first: a hash is also a file name here
-  // The pid keeps local workers sharing a cache from writing the same temporary file.
-  return write_file_via(object_path(hash) + ".tmp." + std::to_string(::getpid()), object_path(hash), data.data(),
+  // The tag keeps processes sharing a cache (local workers, other PID namespaces, other machines
+  // on a shared file system) from writing the same temporary file.
+  return write_file_via(object_path(hash) + ".tmp." + process_tag(), object_path(hash), data.data(),
                         data.size());
 }
 

@@ -16,7 +16,7 @@ class AssetCache {
   explicit AssetCache(std::string root);
 
   // Creates objects/ under the root and writes and removes a small file there (cache_write.h).
-  // "cannot use the cache folder 'ROOT': cannot write 'ROOT/objects/.probe.PID': <strerror>".
+  // "cannot use the cache folder 'ROOT': cannot write 'ROOT/objects/.probe.PID.RANDOM': <strerror>".
   Status probe() const;
 
   bool has(const std::string& hash) const;

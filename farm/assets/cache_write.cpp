@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
+#include <string>
 #include <vector>
 
 namespace farm {
@@ -51,11 +53,21 @@ Status write_file_via(const std::string& tmp, const std::string& path, const uin
   return {};
 }
 
+const std::string& process_tag() {
+  static const std::string tag = [] {
+    std::random_device random;
+    char text[48];
+    std::snprintf(text, sizeof text, "%ld.%08x%08x", static_cast<long>(::getpid()), random(), random());
+    return std::string(text);
+  }();
+  return tag;
+}
+
 Status probe_writable_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::error("cannot create '" + dir + "': " + ec.message());
-  const std::string probe = dir + "/.probe." + std::to_string(::getpid());
+  const std::string probe = dir + "/.probe." + process_tag();
   const std::vector<uint8_t> block(k_probe_bytes, 0);
   const std::string target = probe + ".done";
   if (Status s = write_file_via(probe, target, block.data(), block.size()); !s.ok()) return s;

@@ -21,4 +21,9 @@ Status write_file_via(const std::string& tmp, const std::string& path, const uin
 // a full file system still creates one.
 Status probe_writable_dir(const std::string& dir);
 
+// A name part no other process writing the same folder uses: the pid alone is not one when the
+// folder is shared by processes in other PID namespaces (containers, or the cluster tests' hosts,
+// whose workers were all pid 7) or by other machines (a cache on a network file system).
+const std::string& process_tag();
+
 }  // namespace farm

@@ -195,7 +195,7 @@ struct SmallDisk {
   }
 };
 
-// Files named like a cache object's temporary file (objects/<hash>.tmp.<pid>) under `dir`.
+// Files named like a cache object's temporary file (objects/<hash>.tmp.<pid>.<random>) under `dir`.
 int temporary_files(const fs::path& dir) {
   int n = 0;
   std::error_code ec;
