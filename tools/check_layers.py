@@ -32,7 +32,7 @@ USES = {
     "farm/security": ["farm/base"],
     "farm/control": ["farm/base", "farm/scheduler"],
     "farm/costs": ["farm/base", "farm/scheduler", "renderer/scene", "renderer/world", "renderer/render"],
-    "farm/protocol": ["farm/base", "farm/scheduler", "renderer/scene", "renderer/image"],
+    "farm/protocol": ["farm/base", "farm/scheduler", "farm/security", "renderer/scene", "renderer/image"],
     "farm/assets": ["farm/base", "farm/protocol", "renderer/scene"],
     "farm/backend": ["farm/scheduler", "renderer/scene", "renderer/image", "renderer/world", "renderer/render"],
     "farm/job": ["farm/base", "farm/assets", "farm/protocol", "farm/backend", "renderer/scene", "renderer/image"],

@@ -30,9 +30,9 @@
 #include "master/live_publisher.h"
 #include "master/peer_quarantine.h"
 #include "master/progress.h"
-#include "master/router_socket.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
+#include "protocol/sockets.h"
 #include "security/socket_security.h"
 #include "security/zap_handler.h"
 

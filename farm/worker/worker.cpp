@@ -22,6 +22,7 @@
 #include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
+#include "protocol/sockets.h"
 #include "security/endpoint_kind.h"
 #include "security/handshake_watch.h"
 #include "security/launch_secrets.h"
@@ -116,20 +117,7 @@ Worker::~Worker() {
   for (const std::string& dir : m_job_dirs) std::filesystem::remove_all(dir, ec);
 }
 
-void Worker::connect() {
-  m_socket = std::make_unique<zmq::socket_t>(m_ctx, zmq::socket_type::dealer);
-  m_socket->set(zmq::sockopt::linger, 0);
-  m_socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
-  if (m_curve) security::apply(*m_socket, *m_curve);
-  m_handshakes.attach(*m_socket);
-  if (endpoint_wants_ipv6(m_o.connect)) m_socket->set(zmq::sockopt::ipv6, 1);
-  try {
-    m_socket->connect(m_o.connect);
-  } catch (const zmq::error_t& e) {
-    throw std::runtime_error("cannot connect to '" + m_o.connect + "': " + e.what() +
-                             " (expected tcp://HOST:PORT)");
-  }
-}
+void Worker::connect() { m_socket = open_dealer_socket(m_ctx, m_o.connect, m_curve, &m_handshakes); }
 
 void Worker::send(const proto::Message& m) {
   std::vector<uint8_t> bytes = proto::encode(m);

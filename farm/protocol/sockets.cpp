@@ -1,6 +1,7 @@
-#include "master/router_socket.h"
+#include "protocol/sockets.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
@@ -21,6 +22,23 @@ std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std
   socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
   if (endpoint_wants_ipv6(bind)) socket->set(zmq::sockopt::ipv6, 1);  // else [::1] is "No such device"
   socket->bind(bind);
+  return socket;
+}
+
+std::unique_ptr<zmq::socket_t> open_dealer_socket(zmq::context_t& ctx, const std::string& connect,
+                                                  const std::optional<security::CurveClient>& curve,
+                                                  security::HandshakeWatch* handshakes) {
+  auto socket = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+  socket->set(zmq::sockopt::linger, 0);
+  socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
+  if (curve) security::apply(*socket, *curve);
+  if (handshakes) handshakes->attach(*socket);
+  if (endpoint_wants_ipv6(connect)) socket->set(zmq::sockopt::ipv6, 1);
+  try {
+    socket->connect(connect);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error("cannot connect to '" + connect + "': " + e.what() + " (expected tcp://HOST:PORT)");
+  }
   return socket;
 }
 
