@@ -50,6 +50,11 @@ Status AssetCache::verify(const std::string& hash, uint64_t size, const std::vec
   return {};
 }
 
+std::optional<std::vector<uint8_t>> AssetCache::read(const std::string& hash) const {
+  if (!has(hash)) return std::nullopt;
+  return read_file_bytes(object_path(hash));
+}
+
 Status AssetCache::store(const std::string& hash, const std::vector<uint8_t>& data) {
   FARM_CHECK(is_content_hash(hash));  // verify() first: a hash is also a file name here
   // The tag keeps processes sharing a cache (local workers, other PID namespaces, other machines

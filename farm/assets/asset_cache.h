@@ -2,6 +2,8 @@
 // and per job a folder where they appear under their relative names (hard links or copies).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ class AssetCache {
   // Stores verified content as objects/<hash>. A failure is this machine's: the message names
   // the file and the OS reason, and the partial file is gone (cache_write.h).
   Status store(const std::string& hash, const std::vector<uint8_t>& data);
+  // The stored content of `hash` (a relay passes it on to its site's workers); empty if it is not
+  // stored or cannot be read.
+  std::optional<std::vector<uint8_t>> read(const std::string& hash) const;
   // Lays out `assets` under a new folder jobs/<job_id>.<instance>.<random>/ and returns it. Throws
   // std::runtime_error on an unsafe name, a missing object or a file system error.
   std::string materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
