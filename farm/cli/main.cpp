@@ -8,6 +8,7 @@
 #include "cli/journal_command.h"
 #include "cli/keygen_command.h"
 #include "cli/plan_command.h"
+#include "cli/relay_command.h"
 #include "cli/sim_command.h"
 #include "cli/single_command.h"
 
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
   farm::add_journal_command(app, journal);
   farm::KeygenOptions keygen;
   farm::add_keygen_command(app, keygen);
+  farm::RelayCommandOptions relay;
+  farm::add_relay_command(app, relay);
 
   try {
     app.parse(argc, argv);
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("plan")) return farm::run_plan_command(plan);
   if (app.got_subcommand("journal")) return farm::run_journal_command(journal);
   if (app.got_subcommand("keygen")) return farm::run_keygen_command(keygen);
+  if (app.got_subcommand("relay")) return farm::run_relay_command(relay);
   if (app.got_subcommand("render")) {
     // Local workers are this same binary.
     char self[PATH_MAX];

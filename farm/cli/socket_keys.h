@@ -26,4 +26,14 @@ std::optional<security::CurveServer> master_socket_keys(const std::string& bind,
 std::optional<security::CurveClient> worker_socket_keys(const std::string& connect, const std::string& key_path,
                                                         const std::string& master_key_path, bool insecure);
 
+// `farm relay --connect --bind --key --master-key --allow --insecure`: the relay's own key pair
+// serves both sides; upstream it is a worker (keys with --master-key, or a loopback --connect),
+// downstream a master (keys with --allow, or a loopback --bind).
+struct RelayKeys {
+  std::optional<security::CurveClient> upstream;
+  std::optional<security::CurveServer> site;
+};
+RelayKeys relay_socket_keys(const std::string& connect, const std::string& bind, const std::string& key_path,
+                            const std::string& master_key_path, const std::string& allow_path, bool insecure);
+
 }  // namespace farm

@@ -1,0 +1,21 @@
+// `farm relay`: one participant of a job for a whole site (relay/relay.h, docs/relays.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "relay/relay.h"
+
+namespace farm {
+
+struct RelayCommandOptions {
+  RelayOptions relay;
+  // --key: the relay's own key pair, used on both sides; --master-key: the master's public key
+  // (upstream, pinned); --allow: the site workers' public keys (downstream).
+  std::string key_path, master_key_path, allow_path;
+};
+
+void add_relay_command(CLI::App& app, RelayCommandOptions& o);
+int run_relay_command(const RelayCommandOptions& o);
+
+}  // namespace farm

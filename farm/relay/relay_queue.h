@@ -1,0 +1,92 @@
+// A relay's bookkeeping (docs/relays.md): the blocks its master leased to it, which of its own
+// workers holds each, and how many more to ask for. Pure, like the scheduler: no sockets, no
+// clock. The relay process (relay/relay.h) drives it with the messages of both sides.
+//
+// Blocks pass through whole: the master's policy sizes them for the relay, which it sees as one
+// worker with the site's render threads. A block is queued until one of the site's workers asks,
+// then held by that worker under a local attempt id (the master's id never reaches the site, so a
+// site worker cannot name another site's lease). A worker that leaves or dies gives its blocks
+// back to the front of the queue: the site renders them again, the master never notices.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "scheduler/block.h"
+#include "scheduler/ids.h"
+
+namespace farm {
+
+// One of the master's leases to this relay.
+struct RelayLease {
+  AttemptId upstream = 0;  // the master's attempt id
+  Block block;
+};
+
+// A block handed to one of the site's workers.
+struct SiteAssignment {
+  WorkerId worker = 0;
+  AttemptId local = 0;  // the relay's attempt id, what the worker sees
+  RelayLease lease;
+};
+
+class RelayQueue {
+ public:
+  // Upstream. The master leased `block` to this relay as attempt `upstream` (a repeated id is
+  // ignored).
+  void leased(AttemptId upstream, const Block& block);
+  // The master cancelled a lease (another copy won, or the job moved on): it leaves the queue,
+  // or the worker holding it is returned, to be told to cancel its local attempt.
+  std::optional<SiteAssignment> withdrawn(AttemptId upstream);
+  // Leases to ask the master for so that the site holds what its workers can take plus `spare`
+  // unstarted blocks (what covers the round trip to the master); 0 when it holds enough.
+  int wanted(int spare) const;
+
+  // Downstream. A site worker joined with `threads` render threads, or left (cleanly or declared
+  // dead): its blocks go back to the front of the queue, their local ids forgotten.
+  void worker_joined(WorkerId worker, int threads);
+  void worker_left(WorkerId worker);
+  // The worker asks for up to `credits` blocks: FIFO from the queue, at most what its threads
+  // and one spare each can hold.
+  std::vector<SiteAssignment> request(WorkerId worker, int credits);
+  // The lease `worker` holds as `local`, if it does (nothing once cancelled, or stale).
+  std::optional<RelayLease> held_by(WorkerId worker, AttemptId local) const;
+  // The worker's result or failure for `local`: the lease to answer upstream, which is then done
+  // here; nothing if `local` is not a block this worker holds (cancelled, or stale).
+  std::optional<RelayLease> finished(WorkerId worker, AttemptId local);
+  // The master is gone or the job ended: every lease is forgotten; the blocks site workers still
+  // hold are returned, to be cancelled. The workers stay.
+  std::vector<SiteAssignment> clear_leases();
+
+  size_t queued() const { return m_queue.size(); }
+  size_t held() const { return m_held.size(); }
+  int site_threads() const;
+  bool has_worker(WorkerId worker) const { return m_workers.count(worker) != 0; }
+  std::vector<WorkerId> workers() const;
+
+ private:
+  struct SiteWorker {
+    int threads = 1;
+    std::set<AttemptId> holds;  // local attempt ids
+  };
+  struct Held {
+    WorkerId worker = 0;
+    RelayLease lease;
+  };
+  std::map<AttemptId, Block> m_leases;     // every lease held, by upstream id (queued or held)
+  std::deque<AttemptId> m_queue;           // upstream ids not yet handed out, next first
+  std::map<AttemptId, Held> m_held;        // by local id
+  std::map<AttemptId, AttemptId> m_local_of;  // upstream id -> local id, while held
+  std::map<WorkerId, SiteWorker> m_workers;
+  AttemptId m_next_local = 1;
+};
+
+// How many blocks a site worker of `threads` may hold at once: one per thread plus one spare
+// each, so its next block is there when one finishes.
+int relay_holdable(int threads);
+
+}  // namespace farm

@@ -1,0 +1,92 @@
+// `farm relay` (relay/relay.h, docs/relays.md) on loopback with ephemeral ports: a master, a relay
+// and the workers behind it render `farm single`'s image byte for byte; with relays stacked two
+// deep; and with a relay killed mid-render, its leases going back to the master's pool.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "farm/farm_fixture.h"
+
+TEST_SUITE_BEGIN("integration");
+
+using namespace farm_fixture;
+
+namespace {
+
+// A relay joining `upstream`, serving the site on an ephemeral loopback port; waits until it listens.
+std::unique_ptr<Child> start_relay(const Fixture& f, const std::string& upstream, const std::string& name,
+                                   std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {k_farm, "relay", "--connect", upstream, "--bind", "tcp://127.0.0.1:*", "--name", name,
+                                   "--cache", f.path(name + "_cache"), "--once", "--give-up-after", "20"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto relay = std::make_unique<Child>(args, f.path(name + ".log"));
+  REQUIRE(relay->wait_for_log("relay listening on", 20));
+  return relay;
+}
+
+}  // namespace
+
+TEST_CASE("relay: a master, a relay and two workers behind it render the single image byte for byte") {
+  Fixture f("relay_basic", 8);
+  const std::string out = f.path("farm.png");
+  auto master = start_master(f, out, {"--block", "16"});
+  // --workers 2: the relay joins the master once both site workers are there (announcing their
+  // two threads), so both take part however short the job.
+  auto relay = start_relay(f, endpoint_from(*master), "site", {"--workers", "2"});
+  const std::string site = endpoint_from(*relay);
+  REQUIRE_FALSE(site.empty());
+  auto w1 = start_worker(f, site, "w1");
+  auto w2 = start_worker(f, site, "w2");
+  REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
+  CHECK(test_process::same_file(out, f.reference));
+  // The master saw one participant, the relay; the workers joined the relay, took its assets.
+  CHECK_MESSAGE(master->log().find("'site' joined with 2 thread(s)") != std::string::npos, master->log());
+  CHECK(master->log().find("'w1'") == std::string::npos);
+  CHECK(relay->log().find("'w1' joined") != std::string::npos);
+  CHECK(relay->log().find("'w2' joined") != std::string::npos);
+  CHECK(relay->wait(20) == 0);
+  CHECK(w1->wait(20) == 0);
+  CHECK(w2->wait(20) == 0);
+}
+
+TEST_CASE("relay: relays stacked two deep pass the job and the image through") {
+  Fixture f("relay_stacked", 8);
+  const std::string out = f.path("farm.png");
+  auto master = start_master(f, out, {"--block", "16"});
+  auto upper = start_relay(f, endpoint_from(*master), "upper", {"--threads", "2"});
+  auto lower = start_relay(f, endpoint_from(*upper), "lower", {"--workers", "2"});
+  auto w1 = start_worker(f, endpoint_from(*lower), "w1");
+  auto w2 = start_worker(f, endpoint_from(*lower), "w2");
+  const int code = master->wait(60);
+  const std::string logs = master->log() + upper->log() + lower->log();
+  REQUIRE_MESSAGE(code == 0, logs);
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK(master->log().find("'upper' joined") != std::string::npos);
+  CHECK(upper->log().find("site worker 1 'lower' joined with 2 thread(s)") != std::string::npos);
+}
+
+TEST_CASE("relay: a relay killed mid-render loses its leases to the pool, and the image is still exact") {
+  Fixture f("relay_killed", 2000);  // about 3 s on one thread: the kill lands mid-render
+  const std::string out = f.path("farm.png");
+  // --max-copies 1: no copies of the relay's blocks, so the master must declare it dead to finish.
+  auto master = start_master(f, out, {"--block", "8", "--policy", "fixed", "--max-copies", "1"});
+  auto relay = start_relay(f, endpoint_from(*master), "site", {"--threads", "1"});
+  auto behind = start_worker(f, endpoint_from(*relay), "behind");
+  REQUIRE(master->wait_for_log("'site' joined", 20));
+  REQUIRE(behind->wait_for_log("scene loaded", 20));
+  auto direct = start_worker(f, endpoint_from(*master), "direct");
+  // Some blocks through the relay first, then it dies without a word.
+  REQUIRE(relay->wait_for_log("site worker 1 'behind' joined", 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(master->poll() == -1);  // mid-render
+  relay->kill(SIGKILL);
+  REQUIRE_MESSAGE(master->wait(90) == 0, master->log());
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK_MESSAGE(master->log().find("is silent for") != std::string::npos, master->log());
+  behind->kill(SIGKILL);
+}
+
+TEST_SUITE_END();

@@ -1,0 +1,108 @@
+// The relay's bookkeeping (relay/relay_queue.h): leases pass through whole, FIFO, under local
+// ids; a site worker that leaves gives its blocks back to the front; a withdrawn lease names the
+// worker to cancel; stale results are refused; it asks for what the site can hold plus the spare.
+#include <doctest/doctest.h>
+
+#include "relay/relay_queue.h"
+
+TEST_SUITE_BEGIN("unit");
+
+using namespace farm;
+
+namespace {
+
+Block block(int x) { return Block{1, x, 0, 16, 16}; }
+
+}  // namespace
+
+TEST_CASE("relay queue: leases go to the site's workers in the master's order, under local ids") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 2);
+  CHECK(q.wanted(3) == 2 + 4 + 3);  // one per thread and a spare each, plus the spare blocks
+  for (AttemptId a = 101; a <= 105; ++a) q.leased(a, block(static_cast<int>(a - 101) * 16));
+  q.leased(101, block(999));  // a repeated id is ignored
+  CHECK(q.queued() == 5);
+  CHECK(q.wanted(3) == 9 - 5);
+  std::vector<SiteAssignment> a1 = q.request(1, 5);
+  REQUIRE(a1.size() == 2);  // one thread: at most two held
+  CHECK(a1[0].lease.upstream == 101);
+  CHECK(a1[1].lease.upstream == 102);
+  CHECK(a1[0].local != a1[1].local);
+  std::vector<SiteAssignment> a2 = q.request(2, 1);
+  REQUIRE(a2.size() == 1);
+  CHECK(a2[0].lease.upstream == 103);
+  CHECK(a2[0].lease.block == block(32));
+  CHECK(q.held() == 3);
+  CHECK(q.queued() == 2);
+  CHECK(q.request(7, 3).empty());  // not a site worker
+}
+
+TEST_CASE("relay queue: a result answers its lease once, and another worker's or a stale id is refused") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 1);
+  q.leased(11, block(0));
+  const SiteAssignment a = q.request(1, 1).at(0);
+  CHECK_FALSE(q.finished(2, a.local));  // not its block
+  CHECK_FALSE(q.held_by(2, a.local));
+  REQUIRE(q.held_by(1, a.local));
+  std::optional<RelayLease> done = q.finished(1, a.local);
+  REQUIRE(done);
+  CHECK(done->upstream == 11);
+  CHECK(done->block == block(0));
+  CHECK_FALSE(q.finished(1, a.local));  // once
+  CHECK(q.held() == 0);
+  CHECK(q.queued() == 0);
+}
+
+TEST_CASE("relay queue: a worker that leaves gives its blocks back to the front, in the master's order") {
+  RelayQueue q;
+  q.worker_joined(1, 2);
+  q.worker_joined(2, 1);
+  for (AttemptId a = 1; a <= 6; ++a) q.leased(a, block(static_cast<int>(a) * 16));
+  std::vector<SiteAssignment> held = q.request(1, 4);  // 1..4
+  REQUIRE(held.size() == 4);
+  q.finished(1, held[1].local);  // lease 2 done
+  q.worker_left(1);              // 1, 3, 4 go back, before 5 and 6
+  CHECK_FALSE(q.has_worker(1));
+  CHECK(q.queued() == 5);
+  std::vector<SiteAssignment> next = q.request(2, 2);
+  REQUIRE(next.size() == 2);
+  CHECK(next[0].lease.upstream == 1);
+  CHECK(next[1].lease.upstream == 3);
+  CHECK_FALSE(q.finished(1, held[0].local));  // the departed worker's ids mean nothing now
+}
+
+TEST_CASE("relay queue: a withdrawn lease leaves the queue, or names the worker holding it") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.leased(1, block(0));
+  q.leased(2, block(16));
+  const SiteAssignment a = q.request(1, 1).at(0);
+  CHECK_FALSE(q.withdrawn(2));  // queued: just gone
+  CHECK(q.queued() == 0);
+  std::optional<SiteAssignment> holder = q.withdrawn(1);
+  REQUIRE(holder);
+  CHECK(holder->worker == 1);
+  CHECK(holder->local == a.local);
+  CHECK_FALSE(q.finished(1, a.local));  // its result, if it comes, is dropped
+  CHECK_FALSE(q.withdrawn(1));
+}
+
+TEST_CASE("relay queue: clearing the leases returns what the site holds and keeps the workers") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 1);
+  for (AttemptId a = 1; a <= 4; ++a) q.leased(a, block(static_cast<int>(a) * 16));
+  q.request(1, 1);
+  q.request(2, 1);
+  std::vector<SiteAssignment> held = q.clear_leases();
+  CHECK(held.size() == 2);
+  CHECK(q.queued() == 0);
+  CHECK(q.held() == 0);
+  CHECK(q.site_threads() == 2);
+  CHECK(q.wanted(0) == 4);
+}
+
+TEST_SUITE_END();
