@@ -52,6 +52,26 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   CHECK(w2->wait(20) == 0);
 }
 
+TEST_CASE("relay: CURVE on both sides, each side pinning the other's key") {
+  Fixture f("relay_keys", 8);
+  for (const char* name : {"master", "relay", "w1", "stranger"})
+    REQUIRE(test_process::run({k_farm, "keygen", f.path(name)}, f.path(std::string(name) + ".keygen.log")) == 0);
+  const std::string out = f.path("farm.png");
+  auto master = start_master(f, out, {"--block", "16", "--key", f.path("master.key"), "--allow", f.path("relay.pub")});
+  auto relay = start_relay(f, endpoint_from(*master), "site",
+                           {"--key", f.path("relay.key"), "--master-key", f.path("master.pub"), "--allow", f.path("w1.pub")});
+  REQUIRE(relay->log().find("CURVE on for the site: 1 worker key(s) allowed") != std::string::npos);
+  const std::string site = endpoint_from(*relay);
+  // A worker the relay does not list is refused; the listed one renders the image.
+  auto stranger = start_worker(f, site, "stranger", {"--key", f.path("stranger.key"), "--master-key", f.path("relay.pub")});
+  CHECK(stranger->wait_for_log("the master refused this worker's key", 20));
+  stranger->kill(SIGKILL);
+  auto w1 = start_worker(f, site, "w1", {"--key", f.path("w1.key"), "--master-key", f.path("relay.pub")});
+  REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK(relay->log().find("'stranger' joined") == std::string::npos);
+}
+
 TEST_CASE("relay: relays stacked two deep pass the job and the image through") {
   Fixture f("relay_stacked", 8);
   const std::string out = f.path("farm.png");
