@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   farm::add_master_command(app, master);
   farm::WorkerCommandOptions worker;
   farm::add_worker_command(app, worker);
+  farm::RelayCommandOptions relay;
+  farm::add_relay_command(app, relay);
   farm::SimCommandOptions sim;
   farm::add_sim_command(app, sim);
   farm::PlanCommandOptions plan;
@@ -38,8 +40,6 @@ int main(int argc, char** argv) {
   farm::add_journal_command(app, journal);
   farm::KeygenOptions keygen;
   farm::add_keygen_command(app, keygen);
-  farm::RelayCommandOptions relay;
-  farm::add_relay_command(app, relay);
 
   try {
     app.parse(argc, argv);
