@@ -1,4 +1,5 @@
-// Cost map files: read() must reject bad files with std::runtime_error; a map it accepts must
+// Cost map files: read() must reject bad files with std::invalid_argument (the user's file, exit 2;
+// docs/architecture.md, Errors) or std::runtime_error (I/O); a map it accepts must
 // answer cost() for any block inside it and scale without crashing.
 #include <unistd.h>
 
@@ -24,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     b.height = m.height() / 2 + 1;
     (void)m.cost(b);
     if (static_cast<long long>(m.columns()) * m.rows() < 100000) (void)m.scaled(64, 48, 2.0, 4);
+  } catch (const std::invalid_argument&) {
   } catch (const std::runtime_error&) {
   }
   return 0;

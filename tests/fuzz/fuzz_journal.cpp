@@ -185,6 +185,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   farm::JournalContents c;
   try {
     c = farm::parse_journal(data, size, "fuzz.journal");
+  } catch (const farm::JournalFormatError&) {  // not a journal: the user's file
+    return 0;
   } catch (const farm::JournalError&) {
     return 0;
   }
