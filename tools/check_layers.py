@@ -42,7 +42,7 @@ USES = {
                     "farm/protocol", "farm/security", "farm/assets", "farm/live", "renderer/image"],
     "farm/worker": ["farm/scheduler", "farm/job", "farm/backend", "farm/protocol", "farm/security", "farm/assets",
                     "renderer/world"],
-    "farm/relay": ["farm/scheduler", "farm/job", "farm/protocol", "farm/security", "farm/assets"],
+    "farm/relay": ["farm/base", "farm/scheduler", "farm/job", "farm/protocol", "farm/security", "farm/assets"],
     "farm/launch": ["farm/base", "farm/security"],
     "farm/cli": ["farm/base", "farm/scheduler", "farm/master", "farm/worker", "farm/relay", "farm/sim", "farm/job", "farm/backend",
                  "farm/costs", "farm/protocol", "farm/security", "farm/launch", "renderer/scene", "renderer/image",

@@ -31,6 +31,9 @@ std::unique_ptr<zmq::socket_t> open_dealer_socket(zmq::context_t& ctx, const std
   auto socket = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
   socket->set(zmq::sockopt::linger, 0);
   socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
+  // Results are bounded by the leases held (2 x threads + 8); a send must not be dropped for a
+  // full queue (dontwait gives up silently at the high-water mark), least of all a relay's.
+  socket->set(zmq::sockopt::sndhwm, 100000);
   if (curve) security::apply(*socket, *curve);
   if (handshakes) handshakes->attach(*socket);
   if (endpoint_wants_ipv6(connect)) socket->set(zmq::sockopt::ipv6, 1);

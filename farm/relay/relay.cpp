@@ -10,6 +10,7 @@
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
+#include "base/limits.h"
 #include "job/build_id.h"
 #include "protocol/protocol.h"
 #include "protocol/sockets.h"
@@ -93,7 +94,14 @@ class Relay {
   double m_last_ask = -1;
   double m_backoff = 1.0;
   uint64_t m_ping_sequence = 0;
-  uint64_t m_done_job = 0;  // the job last ended by JobDone: a late repeat of its Welcome is ignored
+  // A site worker asked for work in this job, so it has the scene loaded: only then does the
+  // relay lease (a site that cannot load the scene must not hold the master's blocks).
+  bool m_site_loaded = false;
+  std::optional<RunStatus> m_fatal;  // set by a handler that must end the relay
+  bool m_ask_due = false;
+  uint64_t m_bad_messages = 0;  // from site workers  // ask the master once this poll turn, not once per message
+  std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
+  std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
 };
 
 Relay::Relay(const RelayOptions& o) : m_o(o), m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
@@ -129,7 +137,7 @@ void Relay::send_up(const proto::Message& m) {
 }
 
 void Relay::on_welcome(const proto::Welcome& w) {
-  if (w.protocol_version != proto::k_protocol_version || w.job_id == m_done_job) return;
+  if (w.protocol_version != proto::k_protocol_version) return;
   if (m_state == State::fetching || m_state == State::ready) {
     if (w.job_id == m_job.job_id) return;  // a repeated welcome
     drop_job("the master started another job");
@@ -155,10 +163,14 @@ void Relay::on_asset(const proto::AssetData& a) {
     if (r.hash == a.hash) size = r.size;
   if (Status valid = AssetCache::verify(a.hash, size, a.data); !valid.ok()) {
     spdlog::error("relay: bad asset from the master: {}", valid.message());
-    return;  // asked again at the next join; the site waits meanwhile
+    m_fatal = RunStatus::failure;
+    return;
   }
   if (Status stored = m_cache.store(a.hash, a.data); !stored.ok()) {
-    spdlog::error("relay: cannot store an asset in the site's cache: {}", stored.message());
+    spdlog::error("relay: cannot store an asset in the site's cache: {}; the partial file was removed: make room in "
+                  "'{}' or give the relay another cache folder",
+                  stored.message(), m_cache.root());
+    m_fatal = RunStatus::failure;
     return;
   }
   m_missing.erase(a.hash);
@@ -179,16 +191,23 @@ void Relay::drop_job(const std::string& why) {
   for (const SiteAssignment& a : held)
     if (const std::string* identity = identity_of(a.worker)) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
   for (auto& [identity, peer] : m_peers) peer.wanting = 0;
+  m_leased_at.clear();
+  m_waited.clear();
+  m_site_loaded = false;
   m_state = State::detached;
 }
 
 // Leases enough for what the site's workers can hold plus the spare; the master caps what one
 // participant holds, so asking again before its answer arrives costs nothing.
 void Relay::ask_upstream(bool periodic) {
-  if (m_state != State::ready) return;
+  if (!periodic) {
+    m_ask_due = true;  // sent at the end of this poll turn
+    return;
+  }
+  m_ask_due = false;
+  if (m_state != State::ready || !m_site_loaded) return;
   const int want = m_queue.wanted(m_o.spare);
   if (want <= 0) return;
-  if (periodic && now() - m_last_ask < interval()) return;
   send_up(proto::WorkRequest{static_cast<uint32_t>(want)});
   m_last_ask = now();
 }
@@ -208,11 +227,14 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
         spdlog::warn("relay: ignored an assignment outside the job's image");
       } else {
         m_queue.leased(assign->attempt, b);
+        m_leased_at.emplace(assign->attempt, now());
         serve_all();
       }
     }
   } else if (const auto* c = std::get_if<proto::Cancel>(&message)) {
     if (c->job_id == m_job.job_id) {
+      m_leased_at.erase(c->attempt);
+      m_waited.erase(c->attempt);
       if (std::optional<SiteAssignment> holder = m_queue.withdrawn(c->attempt))
         if (const std::string* identity = identity_of(holder->worker))
           send_site(*identity, proto::Cancel{m_job.job_id, holder->local});
@@ -223,7 +245,6 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
     if (d->job_id == m_job.job_id) {
       spdlog::info("relay: job {:x} is done", d->job_id);
       for (const auto& [identity, peer] : m_peers) send_site(identity, proto::JobDone{d->job_id});
-      m_done_job = d->job_id;
       drop_job("the job is done");
       if (m_o.once) {
         m_site->set(zmq::sockopt::linger, 500);  // let JobDone reach the site before the socket closes
@@ -286,7 +307,7 @@ void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
     p.last_heard = now();
     it = m_peers.emplace(identity, p).first;
     m_identity_of[p.id] = identity;
-    m_queue.worker_joined(p.id, static_cast<int>(h.threads));
+    m_queue.worker_joined(p.id, static_cast<int>(std::min<uint32_t>(h.threads, k_max_threads)));
     spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
@@ -299,7 +320,7 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
     // Only the job's own files, by the hashes its manifest names: never a path a peer chose.
     bool known = false;
     for (const proto::AssetRef& a : m_job.assets) known |= a.hash == hash;
-    if (!known || m_state != State::ready || !peer.assets_sent.insert(hash).second) continue;
+    if (!known || !m_cache.has(hash) || !peer.assets_sent.insert(hash).second) continue;
     if (std::optional<std::vector<uint8_t>> bytes = m_cache.read(hash)) {
       send_site(identity, proto::AssetData{hash, std::move(*bytes)});
     } else {
@@ -311,8 +332,15 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 void Relay::serve(const std::string& identity, SitePeer& peer) {
   if (m_state != State::ready || peer.wanting <= 0) return;
   for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting)) {
-    send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block});
+    if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
+      m_queue.undeliverable(peer.id, a.local);  // back to the front of the queue
+      break;
+    }
     --peer.wanting;
+    if (auto at = m_leased_at.find(a.lease.upstream); at != m_leased_at.end()) {
+      m_waited[a.lease.upstream] += now() - at->second;  // a block given back and out again adds up
+      at->second = now();
+    }
   }
 }
 
@@ -330,6 +358,12 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
   }
   m_queue.finished(peer.id, r.attempt);
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
+  // The time the block waited here is queueing, not the link's: the master's link estimate and
+  // waiting times must not see a slow link where the relay only held the block ahead.
+  if (auto waited = m_waited.find(lease->upstream); waited != m_waited.end()) {
+    r.queued_seconds += waited->second;
+    m_waited.erase(waited);
+  }
   send_up(r);
 }
 
@@ -337,6 +371,7 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
   std::optional<RelayLease> lease = m_queue.held_by(peer.id, f.attempt);
   if (f.job_id != m_job.job_id || !lease || !(lease->block == f.rect)) return;
   m_queue.finished(peer.id, f.attempt);
+  m_waited.erase(lease->upstream);
   f.attempt = lease->upstream;
   send_up(f);  // the master counts failures and decides where the block goes next
 }
@@ -344,7 +379,9 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
 void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size_t size) {
   proto::Decoded d = proto::decode(data, size);
   if (!d.message) {
-    spdlog::warn("relay: ignored a bad message from a site worker: {}", d.error);
+    // The first few in full, then only now and then: a flood must not flood the log.
+    if (++m_bad_messages <= 10 || m_bad_messages % 1000 == 0)
+      spdlog::warn("relay: ignored a bad message from a site worker ({} so far): {}", m_bad_messages, d.error);
     return;
   }
   if (const auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_site_hello(identity, *hello);
@@ -357,6 +394,7 @@ void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size
   peer.last_heard = now();
   if (auto* request = std::get_if<proto::WorkRequest>(&*d.message)) {
     peer.wanting = static_cast<int>(std::min<uint32_t>(request->credits, 1024));
+    m_site_loaded = m_state == State::ready;
     serve(identity, peer);
     ask_upstream(false);
   } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
@@ -431,6 +469,7 @@ RunStatus Relay::run() {
       }
       silent_since = now();
       if (std::optional<RunStatus> status = on_upstream(*d.message)) return *status;
+      if (m_fatal) return *m_fatal;
     }
     for (int budget = 0; budget < 10000; ++budget) {
       zmq::message_t identity, payload;
@@ -447,8 +486,9 @@ RunStatus Relay::run() {
     if (m_up && t - m_last_up_ping >= interval()) {
       send_up(proto::Heartbeat{++m_ping_sequence, true});
       m_last_up_ping = t;
-      ask_upstream(true);  // a request the master could not serve is forgotten: ask again
+      m_ask_due = true;  // a request the master could not serve is forgotten: ask again
     }
+    if (m_ask_due) ask_upstream(true);
     if (t - last_site_check >= interval()) {
       forget_silent_workers();
       last_site_check = t;

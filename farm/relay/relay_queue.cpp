@@ -4,7 +4,7 @@
 
 namespace farm {
 
-int relay_holdable(int threads) { return 2 * std::max(1, threads); }
+int relay_holdable(int threads) { return 2 * std::clamp(threads, 1, 1 << 20); }
 
 void RelayQueue::leased(AttemptId upstream, const Block& block) {
   if (!m_leases.emplace(upstream, block).second) return;
@@ -18,7 +18,7 @@ std::optional<SiteAssignment> RelayQueue::withdrawn(AttemptId upstream) {
   if (auto local = m_local_of.find(upstream); local != m_local_of.end()) {
     auto held = m_held.find(local->second);
     holder = SiteAssignment{held->second.worker, local->second, held->second.lease};
-    m_workers[held->second.worker].holds.erase(local->second);
+    if (auto w = m_workers.find(held->second.worker); w != m_workers.end()) w->second.holds.erase(local->second);
     m_held.erase(held);
     m_local_of.erase(local);
   } else {
@@ -40,7 +40,7 @@ void RelayQueue::worker_joined(WorkerId worker, int threads) { m_workers[worker]
 void RelayQueue::worker_left(WorkerId worker) {
   auto it = m_workers.find(worker);
   if (it == m_workers.end()) return;
-  // Back to the front, in the order they were handed out: the oldest was the master's first.
+  // Back to the front, in the master's order (its ids grow with each lease).
   std::vector<AttemptId> back;
   for (AttemptId local : it->second.holds) {
     auto held = m_held.find(local);
@@ -76,11 +76,21 @@ std::optional<RelayLease> RelayQueue::finished(WorkerId worker, AttemptId local)
   auto held = m_held.find(local);
   if (held == m_held.end() || held->second.worker != worker) return std::nullopt;
   RelayLease lease = held->second.lease;
-  m_workers[worker].holds.erase(local);
+  if (auto w = m_workers.find(worker); w != m_workers.end()) w->second.holds.erase(local);
   m_local_of.erase(lease.upstream);
   m_leases.erase(lease.upstream);
   m_held.erase(held);
   return lease;
+}
+
+void RelayQueue::undeliverable(WorkerId worker, AttemptId local) {
+  auto held = m_held.find(local);
+  if (held == m_held.end() || held->second.worker != worker) return;
+  const AttemptId upstream = held->second.lease.upstream;
+  if (auto w = m_workers.find(worker); w != m_workers.end()) w->second.holds.erase(local);
+  m_local_of.erase(upstream);
+  m_held.erase(held);
+  m_queue.push_front(upstream);
 }
 
 std::optional<RelayLease> RelayQueue::held_by(WorkerId worker, AttemptId local) const {

@@ -53,6 +53,9 @@ class RelayQueue {
   // The worker asks for up to `credits` blocks: FIFO from the queue, at most what its threads
   // and one spare each can hold.
   std::vector<SiteAssignment> request(WorkerId worker, int credits);
+  // The Assign for `local` could not be sent to `worker`: the block goes back to the front of
+  // the queue, its local id forgotten.
+  void undeliverable(WorkerId worker, AttemptId local);
   // The lease `worker` holds as `local`, if it does (nothing once cancelled, or stale).
   std::optional<RelayLease> held_by(WorkerId worker, AttemptId local) const;
   // The worker's result or failure for `local`: the lease to answer upstream, which is then done

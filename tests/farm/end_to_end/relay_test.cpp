@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +50,9 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   CHECK(master->log().find("'w1'") == std::string::npos);
   CHECK(relay->log().find("'w1' joined") != std::string::npos);
   CHECK(relay->log().find("'w2' joined") != std::string::npos);
+  // Both loaded the scene from the relay's copy (their own caches were empty).
+  CHECK(w1->log().find("scene loaded") != std::string::npos);
+  CHECK(w2->log().find("scene loaded") != std::string::npos);
   CHECK(relay->wait(20) == 0);
   CHECK(w1->wait(20) == 0);
   CHECK(w2->wait(20) == 0);
@@ -92,7 +98,7 @@ TEST_CASE("relay: a relay killed mid-render loses its leases to the pool, and th
   Fixture f("relay_killed", 2000);  // about 3 s on one thread: the kill lands mid-render
   const std::string out = f.path("farm.png");
   // --max-copies 1: no copies of the relay's blocks, so the master must declare it dead to finish.
-  auto master = start_master(f, out, {"--block", "8", "--policy", "fixed", "--max-copies", "1"});
+  auto master = start_master(f, out, {"--block", "8", "--policy", "fixed", "--max-copies", "1", "--stats", f.path("stats.json")});
   auto relay = start_relay(f, endpoint_from(*master), "site", {"--threads", "1"});
   auto behind = start_worker(f, endpoint_from(*relay), "behind");
   REQUIRE(master->wait_for_log("'site' joined", 20));
@@ -106,6 +112,13 @@ TEST_CASE("relay: a relay killed mid-render loses its leases to the pool, and th
   REQUIRE_MESSAGE(master->wait(90) == 0, master->log());
   CHECK(test_process::same_file(out, f.reference));
   CHECK_MESSAGE(master->log().find("is silent for") != std::string::npos, master->log());
+  // The relay had delivered blocks before it died (the kill landed mid-render, not before).
+  std::ifstream stats(f.path("stats.json"));
+  const std::string json((std::istreambuf_iterator<char>(stats)), std::istreambuf_iterator<char>());
+  const std::regex site_blocks(R"("name": *"site"[^}]*?"blocks": *([0-9]+))");
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(json, m, site_blocks), json.substr(0, 2000));
+  CHECK(std::stoi(m[1]) > 0);
   behind->kill(SIGKILL);
 }
 

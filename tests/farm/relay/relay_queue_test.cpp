@@ -90,6 +90,19 @@ TEST_CASE("relay queue: a withdrawn lease leaves the queue, or names the worker 
   CHECK_FALSE(q.withdrawn(1));
 }
 
+TEST_CASE("relay queue: an Assign that could not be sent puts its block back at the front") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.leased(1, block(0));
+  q.leased(2, block(16));
+  const SiteAssignment a = q.request(1, 1).at(0);
+  q.undeliverable(1, a.local);
+  CHECK(q.held() == 0);
+  CHECK(q.queued() == 2);
+  CHECK_FALSE(q.finished(1, a.local));
+  CHECK(q.request(1, 1).at(0).lease.upstream == 1);  // first again
+}
+
 TEST_CASE("relay queue: clearing the leases returns what the site holds and keeps the workers") {
   RelayQueue q;
   q.worker_joined(1, 1);

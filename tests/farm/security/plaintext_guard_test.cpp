@@ -9,6 +9,7 @@
 #include <string>
 
 #include "master/master.h"
+#include "relay/relay.h"
 #include "worker/worker.h"
 
 TEST_SUITE_BEGIN("unit");
@@ -62,6 +63,22 @@ TEST_CASE("plaintext guard: a worker to a network endpoint without keys refuses 
   const std::string log = logged([&] { status = run_worker(w); });
   CHECK(status == RunStatus::bad_input);
   CHECK_MESSAGE(log.find("refusing to connect to tcp://192.0.2.1:5555 without keys") != std::string::npos, log);
+}
+
+TEST_CASE("plaintext guard: a relay without keys refuses a network endpoint on either side") {
+  RelayOptions r;
+  r.connect = "tcp://192.0.2.1:5555";  // TEST-NET-1
+  r.bind = "tcp://127.0.0.1:0";
+  r.once = true;
+  RunStatus status = RunStatus::ok;
+  std::string log = logged([&] { status = run_relay(r); });
+  CHECK(status == RunStatus::bad_input);
+  CHECK_MESSAGE(log.find("refusing to connect to tcp://192.0.2.1:5555 without keys") != std::string::npos, log);
+  r.connect = "tcp://127.0.0.1:1";
+  r.bind = "tcp://0.0.0.0:0";
+  log = logged([&] { status = run_relay(r); });
+  CHECK(status == RunStatus::bad_input);
+  CHECK_MESSAGE(log.find("refusing to serve tcp://0.0.0.0:0 without keys") != std::string::npos, log);
 }
 
 TEST_SUITE_END();
