@@ -55,7 +55,8 @@ class Relay {
   void on_asset(const proto::AssetData& a);
   void become_ready();
   void drop_job(const std::string& why);
-  void ask_upstream(bool periodic);
+  // Sends the request the handlers of this poll turn asked for (m_ask_due), once.
+  void ask_upstream();
 
   // Downstream: this relay as the master of its site.
   bool send_site(const std::string& identity, const proto::Message& m);
@@ -91,7 +92,6 @@ class Relay {
   double m_last_up_heard = 0;
   double m_last_up_ping = -1;
   double m_last_hello = -1;
-  double m_last_ask = -1;
   double m_backoff = 1.0;
   uint64_t m_ping_sequence = 0;
   // A site worker asked for work in this job, so it has the scene loaded: only then does the
@@ -180,7 +180,7 @@ void Relay::on_asset(const proto::AssetData& a) {
 void Relay::become_ready() {
   m_state = State::ready;
   for (const auto& [identity, peer] : m_peers) welcome(identity);
-  ask_upstream(false);
+  m_ask_due = true;
 }
 
 // The job's leases are gone (the master is lost, or moved to another job): the site's workers
@@ -199,17 +199,12 @@ void Relay::drop_job(const std::string& why) {
 
 // Leases enough for what the site's workers can hold plus the spare; the master caps what one
 // participant holds, so asking again before its answer arrives costs nothing.
-void Relay::ask_upstream(bool periodic) {
-  if (!periodic) {
-    m_ask_due = true;  // sent at the end of this poll turn
-    return;
-  }
+void Relay::ask_upstream() {
   m_ask_due = false;
   if (m_state != State::ready || !m_site_loaded) return;
   const int want = m_queue.wanted(m_o.spare);
   if (want <= 0) return;
   send_up(proto::WorkRequest{static_cast<uint32_t>(want)});
-  m_last_ask = now();
 }
 
 std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
@@ -346,7 +341,7 @@ void Relay::serve(const std::string& identity, SitePeer& peer) {
 
 void Relay::serve_all() {
   for (auto& [identity, peer] : m_peers) serve(identity, peer);
-  ask_upstream(false);
+  m_ask_due = true;
 }
 
 void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
@@ -396,11 +391,11 @@ void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size
     peer.wanting = static_cast<int>(std::min<uint32_t>(request->credits, 1024));
     m_site_loaded = m_state == State::ready;
     serve(identity, peer);
-    ask_upstream(false);
+    m_ask_due = true;
   } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
     on_site_result(peer, *result);
     serve(identity, peer);
-    ask_upstream(false);
+    m_ask_due = true;
   } else if (auto* failed = std::get_if<proto::BlockFailed>(&*d.message)) {
     on_site_failed(peer, *failed);
   } else if (const auto* assets = std::get_if<proto::AssetRequest>(&*d.message)) {
@@ -488,7 +483,7 @@ RunStatus Relay::run() {
       m_last_up_ping = t;
       m_ask_due = true;  // a request the master could not serve is forgotten: ask again
     }
-    if (m_ask_due) ask_upstream(true);
+    if (m_ask_due) ask_upstream();
     if (t - last_site_check >= interval()) {
       forget_silent_workers();
       last_site_check = t;
