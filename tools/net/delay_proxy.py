@@ -9,6 +9,10 @@ faster than `bandwidth` bytes/s. Byte order is preserved (jitter never reorders 
   tools/net/delay_proxy.py --listen 127.0.0.1:0 --target 127.0.0.1:5555 \\
       --delay-ms 5 --jitter-ms 1 --mbit 10            # both directions
   ... --up-delay-ms 20 --down-mbit 2                  # per direction (up = client -> target)
+  ... --mbit 20 --shared-link                         # one 20 Mbit/s link for all connections
+
+By default each connection gets its own bandwidth (as if each had its own line); --shared-link
+makes all connections queue on one link per direction, as a site's WAN uplink does.
 
 Presets for the paper's networks: --preset lab (one switch) and --preset dorm (several
 switches); their delays and bandwidths are listed at the end of --help and defined in
@@ -59,8 +63,16 @@ class Connection:
             w.transport.abort()
 
 
+class Link:
+    """When an emulated link finishes serialising what it was given; shared by the connections
+    of a --shared-link proxy, one per direction."""
+
+    def __init__(self):
+        self.free_at = 0.0
+
+
 class Direction:
-    def __init__(self, delay_s, jitter_s, bytes_per_s, rng, spike_prob=0.0, spike_s=0.0, conn=None):
+    def __init__(self, delay_s, jitter_s, bytes_per_s, rng, spike_prob=0.0, spike_s=0.0, conn=None, link=None):
         self.delay = delay_s
         self.jitter = jitter_s
         self.rate = bytes_per_s  # 0 = unlimited
@@ -68,14 +80,14 @@ class Direction:
         self.spike_prob = spike_prob
         self.spike = spike_s
         self.conn = conn
-        self.link_free_at = 0.0  # when the emulated link finishes serialising what it has
+        self.link = link or Link()
         self.last_release = 0.0
 
     def schedule(self, now, size):
         # Serialisation on the bottleneck link, then propagation delay (+ jitter).
-        start = max(now, self.link_free_at)
+        start = max(now, self.link.free_at)
         done = start + (size / self.rate if self.rate > 0 else 0.0)
-        self.link_free_at = done
+        self.link.free_at = done
         release = done + self.delay + (self.rng.uniform(0, self.jitter) if self.jitter > 0 else 0.0)
         if self.spike_prob > 0 and self.rng.random() < self.spike_prob:
             release += self.spike
@@ -123,6 +135,7 @@ async def pump(reader, writer, direction, chunk):
 
 
 OPEN_CONNECTIONS = {}  # number -> Connection, for the fault injectors
+SHARED_LINKS = {}  # "up"/"down" -> Link with --shared-link
 CONNECTION_COUNT = 0
 
 
@@ -158,8 +171,9 @@ async def handle(client_reader, client_writer, args, rng):
     conn = Connection(CONNECTION_COUNT, (client_writer, target_writer))
     OPEN_CONNECTIONS[conn.number] = conn
     spike = dict(spike_prob=args.spike_prob, spike_s=args.spike_ms / 1e3, conn=conn)
-    up = Direction(args.up_delay / 1e3, args.up_jitter / 1e3, args.up_rate, rng, **spike)
-    down = Direction(args.down_delay / 1e3, args.down_jitter / 1e3, args.down_rate, rng, **spike)
+    up = Direction(args.up_delay / 1e3, args.up_jitter / 1e3, args.up_rate, rng, link=SHARED_LINKS.get("up"), **spike)
+    down = Direction(args.down_delay / 1e3, args.down_jitter / 1e3, args.down_rate, rng, link=SHARED_LINKS.get("down"),
+                     **spike)
     # Small chunks keep the bandwidth emulation smooth for large transfers.
     try:
         await asyncio.gather(pump(client_reader, target_writer, up, args.chunk),
@@ -186,6 +200,8 @@ def parse(argv):
         ap.add_argument(f"--{d}-delay-ms", type=float)
         ap.add_argument(f"--{d}-jitter-ms", type=float)
         ap.add_argument(f"--{d}-mbit", type=float)
+    ap.add_argument("--shared-link", action="store_true",
+                    help="all connections share one link per direction (its bandwidth), like a site's uplink")
     ap.add_argument("--chunk", type=int, default=16384)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--spike-prob", type=float, default=0.0, help="probability that a chunk gets a delay spike")
@@ -218,6 +234,8 @@ def parse(argv):
 
 async def main(argv):
     args = parse(argv)
+    if args.shared_link:
+        SHARED_LINKS.update(up=Link(), down=Link())
     rng = random.Random(args.seed)
     server = await asyncio.start_server(lambda r, w: handle(r, w, args, rng), args.listen_host, args.listen_port)
     host, port = server.sockets[0].getsockname()[:2]
