@@ -58,8 +58,15 @@ std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits) {
   auto it = m_workers.find(worker);
   if (it == m_workers.end()) return out;
   SiteWorker& w = it->second;
+  // Threads of the other workers with nothing to render: a block queued here behind a busy
+  // thread must not wait while one of theirs is idle (it could not be taken back).
+  int others_free = 0;
+  for (const auto& [id, o] : m_workers)
+    if (id != worker) others_free += std::max(0, o.threads - static_cast<int>(o.holds.size()));
   const int room = relay_holdable(w.threads) - static_cast<int>(w.holds.size());
   for (int i = 0; i < std::min(credits, room) && !m_queue.empty(); ++i) {
+    const bool spare = static_cast<int>(w.holds.size()) >= w.threads;
+    if (spare && static_cast<int>(m_queue.size()) <= others_free) break;
     const AttemptId upstream = m_queue.front();
     m_queue.pop_front();
     const AttemptId local = m_next_local++;

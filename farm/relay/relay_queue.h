@@ -51,7 +51,8 @@ class RelayQueue {
   void worker_joined(WorkerId worker, int threads);
   void worker_left(WorkerId worker);
   // The worker asks for up to `credits` blocks: FIFO from the queue, at most what its threads
-  // and one spare each can hold.
+  // and one spare each can hold; a spare only while the queue also has a block for every idle
+  // thread of the other workers.
   std::vector<SiteAssignment> request(WorkerId worker, int credits);
   // The Assign for `local` could not be sent to `worker`: the block goes back to the front of
   // the queue, its local id forgotten.

@@ -38,6 +38,29 @@ TEST_CASE("relay queue: leases go to the site's workers in the master's order, u
   CHECK(q.request(7, 3).empty());  // not a site worker
 }
 
+TEST_CASE("relay queue: no spare block for one worker while another's thread is idle") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 1);
+  q.leased(201, block(0));
+  q.leased(202, block(16));
+  // Two queued, two idle threads: worker 1 asking for two gets one; the other is worker 2's.
+  CHECK(q.request(1, 2).size() == 1);
+  CHECK(q.request(1, 1).empty());
+  CHECK(q.request(2, 2).size() == 1);
+  // Both threads busy: a new block may be worker 1's spare.
+  q.leased(203, block(32));
+  CHECK(q.request(1, 1).size() == 1);
+  CHECK(q.queued() == 0);
+  // Three queued and worker 2's thread idle again: worker 2 takes one, and one more as a spare
+  // once no thread is left idle.
+  std::optional<RelayLease> done = q.finished(2, 2);  // its first block, local id 2
+  REQUIRE(done);
+  q.leased(204, block(48));
+  q.leased(205, block(64));
+  CHECK(q.request(2, 2).size() == 2);
+}
+
 TEST_CASE("relay queue: a result answers its lease once, and another worker's or a stale id is refused") {
   RelayQueue q;
   q.worker_joined(1, 1);
