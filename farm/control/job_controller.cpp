@@ -9,10 +9,15 @@ JobController::JobController(SchedulerConfig config, std::ostream* trace)
   if (trace) m_trace = std::make_unique<SchedulerTrace>(m_scheduler, *trace, m_costs);
 }
 
-void JobController::join(WorkerId worker, const std::string& name, int threads, Seconds now) {
-  m_scheduler.worker_joined(worker, now, threads);
-  m_stats.joined(worker, name, threads, now);
+void JobController::join(WorkerId worker, const std::string& name, int threads, Seconds now, int site_workers) {
+  m_scheduler.worker_joined(worker, now, threads, std::max(1, site_workers));
+  m_stats.joined(worker, name, threads, now, site_workers);
   m_links[worker] = LinkEstimate{};
+}
+
+void JobController::resize(WorkerId worker, int threads, int site_workers, Seconds now) {
+  m_scheduler.worker_joined(worker, now, threads, std::max(1, site_workers));
+  m_stats.resized(worker, threads, site_workers);
 }
 
 void JobController::leave(WorkerId worker, Seconds now, bool died) {

@@ -34,7 +34,10 @@ class JobController {
   // `trace` (optional) receives every scheduler call (scheduler/scheduler_trace.h).
   JobController(SchedulerConfig config, std::ostream* trace);
 
-  void join(WorkerId worker, const std::string& name, int threads, Seconds now);
+  // `site_workers` > 0 for a relay (farm relay): the workers of its site.
+  void join(WorkerId worker, const std::string& name, int threads, Seconds now, int site_workers = 0);
+  // A relay's site changed (workers came or went): it said hello again with the new counts.
+  void resize(WorkerId worker, int threads, int site_workers, Seconds now);
   // Left cleanly or gave up (died = false), or cut off by the driver (died = true): its
   // outstanding blocks go back to the pool.
   void leave(WorkerId worker, Seconds now, bool died);

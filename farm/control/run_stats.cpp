@@ -19,12 +19,20 @@ const char* lease_outcome_name(LeaseOutcome outcome) {
 }
 
 
-void RunStats::joined(WorkerId id, const std::string& name, int threads, double now) {
+void RunStats::joined(WorkerId id, const std::string& name, int threads, double now, int site_workers) {
   WorkerRecord& w = m_workers[id];
   w.id = id;
   w.name = name;
   w.threads = threads;
+  w.site_workers = site_workers;
   w.joined = now;
+}
+
+void RunStats::resized(WorkerId id, int threads, int site_workers) {
+  auto it = m_workers.find(id);
+  if (it == m_workers.end()) return;
+  it->second.threads = threads;
+  it->second.site_workers = site_workers;
 }
 
 void RunStats::left(WorkerId id, double now, bool died) {
@@ -94,7 +102,7 @@ std::string RunStats::json(const Scheduler& s, double makespan, const std::vecto
     double alive = (w.left >= 0 ? w.left : makespan) - w.joined;
     double idle = std::max(0.0, alive * w.threads - w.busy_seconds);
     o << (first ? "\n" : ",\n") << "    {\"id\": " << id << ", \"name\": " << json_string(w.name) << ", \"threads\": " << w.threads
-      << ", \"joined\": " << fixed(w.joined) << ", \"left\": " << fixed(w.left) << ", \"died\": " << (w.died ? "true" : "false")
+      << ", \"site_workers\": " << w.site_workers << ", \"joined\": " << fixed(w.joined) << ", \"left\": " << fixed(w.left) << ", \"died\": " << (w.died ? "true" : "false")
       << ", \"blocks\": " << w.blocks << ", \"pixels\": " << w.pixels << ", \"rays\": " << w.rays
       << ", \"busy_seconds\": " << fixed(w.busy_seconds) << ", \"idle_seconds\": " << fixed(idle)
       << ", \"bytes_in\": " << w.bytes_in << ", \"bytes_out\": " << w.bytes_out << "}";

@@ -39,6 +39,7 @@ struct WorkerRecord {
   WorkerId id = 0;
   std::string name;
   int threads = 1;
+  int site_workers = 0;  // > 0: a relay, with this many workers behind it
   double joined = 0, left = -1;
   bool died = false;
   uint64_t blocks = 0, pixels = 0, rays = 0;
@@ -48,7 +49,8 @@ struct WorkerRecord {
 
 class RunStats {
  public:
-  void joined(WorkerId id, const std::string& name, int threads, double now);
+  void joined(WorkerId id, const std::string& name, int threads, double now, int site_workers = 0);
+  void resized(WorkerId id, int threads, int site_workers);
   void left(WorkerId id, double now, bool died);
   void assigned(const Assignment& a, double now);
   void result(WorkerId worker, AttemptId attempt, double now, double render_seconds, double queued_seconds,

@@ -151,6 +151,7 @@ void Master::receive_all() {
       quarantine(id);
       continue;
     }
+    ++m_messages_in;
     on_frame(id, static_cast<const uint8_t*>(payload.data()), payload.size());
     quarantine(id);  // if this message took it past the limit
     if (m_job->scheduler().done()) break;
@@ -269,7 +270,8 @@ RunStatus Master::finish() {
       {json_field("bad_messages", m_quarantine.bad_messages()),
        json_raw_field("quarantined_peers", m_quarantine.json()),
        json_field("dropped_frames", m_quarantine.dropped_frames()),
-       json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch())});
+       json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch()),
+       json_field("messages_in", m_messages_in), json_field("messages_out", m_messages_out)});
   const Scheduler& s = m_job->scheduler();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
                s.completed_blocks(), s.reassignments(), s.late_results(), m_quarantine.bad_messages());

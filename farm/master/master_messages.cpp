@@ -17,6 +17,7 @@ bool Master::send(const std::string& identity, const proto::Message& m) {
     spdlog::debug("cannot send {} to a peer: {}", proto::message_name(m), e.what());
     return false;
   }
+  ++m_messages_out;
   auto it = m_peers.find(identity);
   if (it != m_peers.end()) m_job->bytes_out(it->second.id, bytes.size());
   return true;
@@ -94,14 +95,29 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
     // Its render slots: a POV-Ray worker runs several povray processes per thread (they mostly
     // wait), and the policies must queue work for all of them.
     const int per_thread = renders_per_thread(scene_kind(m_o.render.scene_path));
-    m_job->join(p.id, p.name, static_cast<int>(h.threads) * per_thread, now());
-    if (per_thread > 1) {
+    m_job->join(p.id, p.name, static_cast<int>(h.threads) * per_thread, now(), static_cast<int>(h.site_workers));
+    if (h.site_workers > 0) {
+      spdlog::info("relay {} '{}' joined for a site of {} worker(s), {} thread(s)", p.id, p.name, h.site_workers,
+                   h.threads);
+    } else if (per_thread > 1) {
       spdlog::info("worker {} '{}' joined with {} thread(s), {} blocks at once", p.id, p.name, h.threads,
                    h.threads * per_thread);
     } else {
       spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
     }
+    it->second.threads = static_cast<int>(h.threads);
+    it->second.site_workers = static_cast<int>(h.site_workers);
     if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
+  } else if (static_cast<int>(h.threads) != it->second.threads ||
+             static_cast<int>(h.site_workers) != it->second.site_workers) {
+    // A relay whose site grew or shrank: the policy sizes its leases by the new counts.
+    Peer& p = it->second;
+    p.threads = static_cast<int>(h.threads);
+    p.site_workers = static_cast<int>(h.site_workers);
+    const int per_thread = renders_per_thread(scene_kind(m_o.render.scene_path));
+    m_job->resize(p.id, p.threads * per_thread, p.site_workers, now());
+    spdlog::info("{} {} '{}' now has {} thread(s){}", p.site_workers > 0 ? "relay" : "worker", p.id, p.name, p.threads,
+                 p.site_workers > 0 ? fmt::format(" and {} site worker(s)", p.site_workers) : std::string());
   }
   proto::Welcome w;
   w.job_id = m_job_id;

@@ -56,6 +56,8 @@ struct Peer {
   uint64_t ping_sequence = 0;
   std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
   int failures_in_row = 0;  // blocks its renderer failed since its last result (k_max_failures_in_row)
+  int threads = 1;          // as announced (a relay announces again when its site changes)
+  int site_workers = 0;     // > 0: a relay
 };
 
 class Master {
@@ -107,6 +109,10 @@ class Master {
   std::map<WorkerId, std::string> m_identity_of;
   WorkerId m_next_worker = 1;
   PeerQuarantine m_quarantine;
+  // Whole messages read and sent (the stats' messages_in/out: how busy a master is, e.g. flat
+  // against relays).
+  uint64_t m_messages_in = 0;
+  uint64_t m_messages_out = 0;
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends

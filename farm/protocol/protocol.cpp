@@ -41,7 +41,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto cached = strings(b, x.cached_assets);
             auto build_id = b.CreateString(x.build_id);
             auto name = b.CreateString(x.worker_name);
-            return {w::Body::Hello, w::CreateHello(b, x.protocol_version, build_id, name, x.threads, cached).Union()};
+            return {w::Body::Hello, w::CreateHello(b, x.protocol_version, build_id, name, x.threads, cached, x.site_workers).Union()};
           },
           [&](const Welcome& x) -> std::pair<w::Body, Offset<void>> {
             std::vector<Offset<w::AssetRef>> assets;
@@ -192,6 +192,8 @@ class Reader {
         h.worker_name = str(x->worker_name(), "worker_name");
         h.threads = x->threads();
         if (h.threads < 1 || h.threads > k_max_threads) throw Malformed{"threads out of range"};
+        h.site_workers = x->site_workers();
+        if (h.site_workers > h.threads) throw Malformed{"more site workers than threads"};
         h.cached_assets = strs(x->cached_assets(), "cached_assets");
         return h;
       }

@@ -30,6 +30,9 @@ struct Hello {
   std::string worker_name;
   uint32_t threads = 1;
   std::vector<std::string> cached_assets;
+  // 0 for a worker; a relay (farm relay) says how many workers its site has, which share its
+  // `threads` (the master's policy covers the round trip for each of them).
+  uint32_t site_workers = 0;
 };
 
 struct AssetRef {

@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
@@ -49,6 +51,11 @@ class Relay {
 
   // Upstream: this relay as a worker of its master.
   void join_upstream();
+  // The Hello announces the site: its threads (--threads, or its workers' own) and its workers,
+  // which the master's policy sizes the relay's leases by; sent again when they change.
+  void send_hello();
+  std::pair<int, int> site_size() const;
+  void announce_if_changed();
   void send_up(const proto::Message& m);
   std::optional<RunStatus> on_upstream(const proto::Message& m);
   void on_welcome(const proto::Welcome& w);
@@ -98,8 +105,9 @@ class Relay {
   // relay lease (a site that cannot load the scene must not hold the master's blocks).
   bool m_site_loaded = false;
   std::optional<RunStatus> m_fatal;  // set by a handler that must end the relay
-  bool m_ask_due = false;
-  uint64_t m_bad_messages = 0;  // from site workers  // ask the master once this poll turn, not once per message
+  bool m_ask_due = false;       // ask the master once this poll turn, not once per message
+  uint64_t m_bad_messages = 0;  // from site workers
+  std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
   std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
 };
@@ -114,16 +122,32 @@ Relay::Relay(const RelayOptions& o) : m_o(o), m_cache(o.cache_dir.empty() ? defa
 
 void Relay::join_upstream() {
   m_up = open_dealer_socket(m_ctx, m_o.connect, m_o.upstream_curve, &m_handshakes);
-  proto::Hello h;
-  h.build_id = farm_build_id();
-  h.worker_name = m_name;
-  h.threads = static_cast<uint32_t>(m_o.threads > 0 ? m_o.threads : std::max(1, m_queue.site_threads()));
-  h.cached_assets = m_cache.cached_hashes();
-  if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
-  send_up(h);
+  send_hello();
   m_last_hello = now();
   m_last_up_heard = now();
   if (m_state == State::detached) m_state = State::joining;
+}
+
+std::pair<int, int> Relay::site_size() const {
+  const int threads = std::clamp(m_o.threads > 0 ? m_o.threads : m_queue.site_threads(), 1, k_max_threads);
+  const int workers = std::clamp(static_cast<int>(m_queue.workers().size()), 1, threads);
+  return {threads, workers};
+}
+
+void Relay::send_hello() {
+  proto::Hello h;
+  h.build_id = farm_build_id();
+  h.worker_name = m_name;
+  m_announced = site_size();
+  h.threads = static_cast<uint32_t>(m_announced.first);
+  h.site_workers = static_cast<uint32_t>(m_announced.second);
+  h.cached_assets = m_cache.cached_hashes();
+  if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
+  send_up(h);
+}
+
+void Relay::announce_if_changed() {
+  if (m_up && m_state != State::detached && site_size() != m_announced) send_hello();
 }
 
 void Relay::send_up(const proto::Message& m) {
@@ -307,6 +331,7 @@ void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
   if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) join_upstream();
+  announce_if_changed();
   welcome(identity);
 }
 
@@ -423,6 +448,7 @@ void Relay::forget_silent_workers() {
     m_identity_of.erase(it->second.id);
     it = m_peers.erase(it);
   }
+  announce_if_changed();
   serve_all();
 }
 

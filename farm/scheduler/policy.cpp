@@ -76,7 +76,11 @@ class FactoringPolicy : public Policy {
     // Unmeasured: nothing queued behind its first blocks, which may be slow ones.
     if (!(w.work_per_second > 0) || !(per_thread > 0)) return threads;
     const double block_seconds = std::max(floor_seconds(w, pool), remaining_seconds(pool) / k_factor);
-    return threads + std::max(1, static_cast<int>(std::ceil(w.rtt * threads / block_seconds)));
+    // Blocks that cover the round trip: for a relay, each of its site's workers finishes blocks
+    // on its own, so each gets its cover, as it would connected directly.
+    const int members = std::clamp(w.members, 1, threads);
+    const double member_threads = static_cast<double>(threads) / members;
+    return threads + members * std::max(1, static_cast<int>(std::ceil(w.rtt * member_threads / block_seconds)));
   }
 
   // Sizes cap at S0; the work limit below does the sizing. Nothing while the worker holds

@@ -111,7 +111,7 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
   m_next_attempt = std::max(m_next_attempt, next_attempt);
 }
 
-void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads) {
+void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads, int members) {
   Worker& w = m_workers[id];
   m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
   if (w.id == id) forget_speed(w);
@@ -119,6 +119,7 @@ void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads) {
   if (m_first_join < 0) m_first_join = now;
   w.id = id;
   w.threads = std::max(1, threads);
+  w.members = std::clamp(members, 1, w.threads);
   m_total_threads += w.threads;
   count_speed(w);
   w.block_size = m_config.block_size;
@@ -187,8 +188,8 @@ void Scheduler::reindex(Worker& w) {
 }
 
 WorkerView Scheduler::view_of(const Worker& w) const {
-  return {w.id, w.block_size, w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second, w.rtt, w.held_work,
-          w.lease_overhead};
+  return {w.id,         w.block_size,          w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second,
+          w.rtt,        w.held_work,           w.lease_overhead, w.members};
 }
 
 PoolView Scheduler::pool_view(Seconds now) const {
@@ -456,9 +457,9 @@ void Scheduler::restore(const std::vector<Block>& completed, AttemptId next_atte
   if (m_observer) m_observer->restored(completed, next_attempt);
 }
 
-void Scheduler::worker_joined(WorkerId worker, Seconds now, int threads) {
-  do_worker_joined(worker, now, threads);
-  if (m_observer) m_observer->joined(worker, now, threads);
+void Scheduler::worker_joined(WorkerId worker, Seconds now, int threads, int members) {
+  do_worker_joined(worker, now, threads, members);
+  if (m_observer) m_observer->joined(worker, now, threads, members);
 }
 
 void Scheduler::worker_left(WorkerId worker, Seconds now) {

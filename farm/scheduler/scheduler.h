@@ -28,7 +28,7 @@ class SchedulerObserver {
  public:
   virtual ~SchedulerObserver() = default;
   virtual void restored(const std::vector<Block>& completed, AttemptId next_attempt) = 0;
-  virtual void joined(WorkerId worker, Seconds now, int threads) = 0;
+  virtual void joined(WorkerId worker, Seconds now, int threads, int members) = 0;
   virtual void left(WorkerId worker, Seconds now) = 0;
   virtual void heard(WorkerId worker, Seconds now) = 0;
   virtual void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) = 0;
@@ -50,8 +50,10 @@ class Scheduler {
   // std::invalid_argument if a block leaves the image, overlaps another or is not pending.
   void restore(const std::vector<Block>& completed, AttemptId next_attempt);
 
-  // A worker said hello. `threads` is how many blocks it renders at once.
-  void worker_joined(WorkerId worker, Seconds now, int threads);
+  // A worker said hello. `threads` is how many blocks it renders at once; `members` > 1 for a
+  // relay, the workers of its site that share those threads (each has its own round trip to
+  // cover). A repeated hello replaces both.
+  void worker_joined(WorkerId worker, Seconds now, int threads, int members = 1);
   // A worker left cleanly or its connection broke: its blocks go back to the front of the pool.
   void worker_left(WorkerId worker, Seconds now);
   // Any message from the worker: it is alive.
@@ -130,6 +132,7 @@ class Scheduler {
   struct Worker {
     WorkerId id = 0;
     int threads = 1;
+    int members = 1;  // > 1 for a relay: its site's workers
     int block_size = 0;
     Seconds last_seen = 0;
     Seconds rtt = 0;
@@ -149,7 +152,7 @@ class Scheduler {
   };
 
   void do_restore(const std::vector<Block>& completed, AttemptId next_attempt);
-  void do_worker_joined(WorkerId worker, Seconds now, int threads);
+  void do_worker_joined(WorkerId worker, Seconds now, int threads, int members);
   void do_worker_left(WorkerId worker);
   void do_heard_from(WorkerId worker, Seconds now);
   void do_network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead);

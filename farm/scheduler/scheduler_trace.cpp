@@ -139,8 +139,11 @@ void SchedulerTrace::restored(const std::vector<Block>& completed, AttemptId nex
   write(inputs, "");
 }
 
-void SchedulerTrace::joined(WorkerId worker, Seconds now, int threads) {
-  write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads), "");
+void SchedulerTrace::joined(WorkerId worker, Seconds now, int threads, int members) {
+  // A relay's site size is a fourth number; a worker's line is as before.
+  write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads) +
+            (members > 1 ? ' ' + std::to_string(members) : std::string()),
+        "");
 }
 
 void SchedulerTrace::left(WorkerId worker, Seconds now) { write("L " + num(now) + ' ' + std::to_string(worker), ""); }
@@ -231,7 +234,16 @@ Status replay_trace(std::istream& trace) {
         }
         break;
       }
-      case 'J': in >> t >> id >> k; s.worker_joined(id, t, static_cast<int>(k)); break;
+      case 'J': {
+        in >> t >> id >> k;
+        int members = 1;
+        if (in && !(in >> members)) {
+          members = 1;
+          in.clear();
+        }
+        s.worker_joined(id, t, static_cast<int>(k), members);
+        break;
+      }
       case 'L': in >> t >> id; s.worker_left(id, t); break;
       case 'H': in >> t >> id; s.heard_from(id, t); break;
       case 'N': {

@@ -51,7 +51,7 @@ class SchedulerTrace : public SchedulerObserver {
   SchedulerTrace& operator=(const SchedulerTrace&) = delete;
 
   void restored(const std::vector<Block>& completed, AttemptId next_attempt) override;
-  void joined(WorkerId worker, Seconds now, int threads) override;
+  void joined(WorkerId worker, Seconds now, int threads, int members) override;
   void left(WorkerId worker, Seconds now) override;
   void heard(WorkerId worker, Seconds now) override;
   void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) override;

@@ -180,4 +180,23 @@ TEST_CASE("controller: with a trace stream every scheduler call is written and r
   CHECK(replay_trace(in).ok());
 }
 
+TEST_CASE("controller: a relay joins with its site's workers, says so again when its site changes, and replays") {
+  std::stringstream trace;
+  {
+    JobController job(small_job(), &trace);
+    job.join(1, "site", 4, 0.0, 3);
+    job.resize(1, 6, 4, 0.5);  // a fourth site worker with two threads came
+    std::vector<Assignment> a = job.request(1, 1.0, 2);
+    for (const Assignment& x : a) job.result(1, x.attempt, 2.0, ResultReport{0.5, 0.0, 100, 0});
+    CHECK(job.scheduler().done());
+    const std::string stats = job.stats().json(job.scheduler(), 2.0, {});
+    CHECK(stats.find("\"threads\": 6, \"site_workers\": 4") != std::string::npos);
+  }
+  const std::string text = trace.str();
+  CHECK(text.find("\nJ 0 1 4 3 : ") != std::string::npos);
+  CHECK(text.find("\nJ 0.5 1 6 4 : ") != std::string::npos);
+  std::istringstream in(text);
+  CHECK(replay_trace(in).ok());
+}
+
 TEST_SUITE_END();

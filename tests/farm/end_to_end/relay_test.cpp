@@ -46,13 +46,32 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
   CHECK(test_process::same_file(out, f.reference));
   // The master saw one participant, the relay; the workers joined the relay, took its assets.
-  CHECK_MESSAGE(master->log().find("'site' joined with 2 thread(s)") != std::string::npos, master->log());
+  CHECK_MESSAGE(master->log().find("relay 1 'site' joined for a site of 2 worker(s), 2 thread(s)") != std::string::npos, master->log());
   CHECK(master->log().find("'w1'") == std::string::npos);
   CHECK(relay->log().find("'w1' joined") != std::string::npos);
   CHECK(relay->log().find("'w2' joined") != std::string::npos);
   // Both loaded the scene from the relay's copy (their own caches were empty).
   CHECK(w1->log().find("scene loaded") != std::string::npos);
   CHECK(w2->log().find("scene loaded") != std::string::npos);
+  CHECK(relay->wait(20) == 0);
+  CHECK(w1->wait(20) == 0);
+  CHECK(w2->wait(20) == 0);
+}
+
+TEST_CASE("relay: a site that grows is announced again, and the master sizes the relay's leases by it") {
+  Fixture f("relay_grows", 32);
+  const std::string out = f.path("farm.png");
+  auto master = start_master(f, out, {"--block", "16"});
+  // --threads 4: the relay joins at once, for a site of one worker until its workers come.
+  auto relay = start_relay(f, endpoint_from(*master), "site", {"--threads", "4"});
+  const std::string site = endpoint_from(*relay);
+  REQUIRE(master->wait_for_log("relay 1 'site' joined for a site of 1 worker(s), 4 thread(s)", 20));
+  auto w1 = start_worker(f, site, "w1");
+  auto w2 = start_worker(f, site, "w2");
+  REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
+  CHECK(test_process::same_file(out, f.reference));
+  CHECK_MESSAGE(master->log().find("relay 1 'site' now has 4 thread(s) and 2 site worker(s)") != std::string::npos,
+                master->log());
   CHECK(relay->wait(20) == 0);
   CHECK(w1->wait(20) == 0);
   CHECK(w2->wait(20) == 0);

@@ -82,6 +82,14 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK(w.assets.size() == 2);
   CHECK(w.assets[1].name == "meshes/pawn.ply");
   CHECK(w.pixel_encoding == PixelEncoding::srgb8);
+  // A relay's Hello names its site's workers; a worker's says 0.
+  Hello relay = std::get<Hello>(samples()[0]);
+  CHECK(relay.site_workers == 0u);
+  relay.site_workers = 5;
+  auto rb = encode(relay);
+  Decoded drelay = decode(rb.data(), rb.size());
+  REQUIRE(drelay.message);
+  CHECK(std::get<Hello>(*drelay.message).site_workers == 5u);
   CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}});
   CHECK(k_protocol_version == 3);  // BlockFailed since 3, typed render settings since 2: older peers are refused at Hello
 }
@@ -151,6 +159,10 @@ TEST_CASE("protocol: semantic limits are enforced") {
   h.threads = 0;
   auto no_threads = encode(h);
   CHECK_FALSE(decode(no_threads.data(), no_threads.size()).message);
+  h.threads = 4;
+  h.site_workers = 5;  // every site worker has a thread at least
+  auto crowded = encode(h);
+  CHECK(decode(crowded.data(), crowded.size()).error.find("site workers") != std::string::npos);
   // Render settings a worker could not render are refused at the Welcome, naming the field.
   Welcome w;
   w.scene_name = "s.toml";

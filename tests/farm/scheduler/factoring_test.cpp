@@ -97,6 +97,13 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
   fast.held_work = 0;
   fast.rtt = 0.5;
   CHECK(policy->max_in_flight(fast, pool) == 3);
+  // A relay of the same two threads for two site workers of one thread each: each worker's
+  // round trip is covered, as if they were connected directly.
+  WorkerView relay = fast;
+  relay.members = 2;
+  CHECK(policy->max_in_flight(relay, pool) == 4);
+  relay.members = 7;  // more members than threads is read as one per thread
+  CHECK(policy->max_in_flight(relay, pool) == 4);
 }
 
 TEST_CASE("factoring: blocks last at least sqrt(time left x the worker's per-lease overhead)") {
