@@ -257,6 +257,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
       if (std::optional<SiteAssignment> holder = m_queue.withdrawn(c->attempt))
         if (const std::string* identity = identity_of(holder->worker))
           send_site(*identity, proto::Cancel{m_job.job_id, holder->local});
+      m_ask_due = true;  // room under the master's cap
     }
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
     if (h->ping) send_up(proto::Heartbeat{h->sequence, false});
@@ -364,9 +365,11 @@ void Relay::serve(const std::string& identity, SitePeer& peer) {
   }
 }
 
+// Asking the master is the callers' business: only what frees its cap for this relay (a result,
+// a cancel) or raises the site's want (a worker's request, a site change) is worth a message; an
+// Assign arriving is not (asking again at once drew one empty answer per Assign).
 void Relay::serve_all() {
   for (auto& [identity, peer] : m_peers) serve(identity, peer);
-  m_ask_due = true;
 }
 
 void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
@@ -423,6 +426,7 @@ void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size
     m_ask_due = true;
   } else if (auto* failed = std::get_if<proto::BlockFailed>(&*d.message)) {
     on_site_failed(peer, *failed);
+    m_ask_due = true;
   } else if (const auto* assets = std::get_if<proto::AssetRequest>(&*d.message)) {
     on_site_assets(identity, peer, *assets);
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&*d.message)) {
@@ -450,6 +454,7 @@ void Relay::forget_silent_workers() {
   }
   announce_if_changed();
   serve_all();
+  m_ask_due = true;  // the site's want changed
 }
 
 RunStatus Relay::run() {

@@ -58,23 +58,24 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   CHECK(w2->wait(20) == 0);
 }
 
-TEST_CASE("relay: a site that grows is announced again, and the master sizes the relay's leases by it") {
-  Fixture f("relay_grows", 32);
+TEST_CASE("relay: a site that changes is announced again, and the master sizes the relay's leases by it") {
+  Fixture f("relay_shrinks", 1024);  // seconds on one thread: time to notice a silent worker
   const std::string out = f.path("farm.png");
   auto master = start_master(f, out, {"--block", "16"});
-  // --threads 4: the relay joins at once, for a site of one worker until its workers come.
-  auto relay = start_relay(f, endpoint_from(*master), "site", {"--threads", "4"});
+  auto relay = start_relay(f, endpoint_from(*master), "site", {"--workers", "2"});
   const std::string site = endpoint_from(*relay);
-  REQUIRE(master->wait_for_log("relay 1 'site' joined for a site of 1 worker(s), 4 thread(s)", 20));
   auto w1 = start_worker(f, site, "w1");
   auto w2 = start_worker(f, site, "w2");
+  REQUIRE(master->wait_for_log("relay 1 'site' joined for a site of 2 worker(s), 2 thread(s)", 20));
+  // One site worker dies: the relay finds it silent, gives its blocks to the other and tells the
+  // master its site is one worker of one thread now (the job has seconds left on one thread).
+  w2->kill(SIGKILL);
+  CHECK_MESSAGE(master->wait_for_log("relay 1 'site' now has 1 thread(s) and 1 site worker(s)", 30), master->log());
   REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
   CHECK(test_process::same_file(out, f.reference));
-  CHECK_MESSAGE(master->log().find("relay 1 'site' now has 4 thread(s) and 2 site worker(s)") != std::string::npos,
-                master->log());
+  CHECK(relay->log().find("'w2' is silent") != std::string::npos);
   CHECK(relay->wait(20) == 0);
   CHECK(w1->wait(20) == 0);
-  CHECK(w2->wait(20) == 0);
 }
 
 TEST_CASE("relay: CURVE on both sides, each side pinning the other's key") {
