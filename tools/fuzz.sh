@@ -47,7 +47,16 @@ for t in "${targets[@]}"; do
   if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
     status=1
     echo "fuzz: $t FOUND a problem (exit $rc); inputs in $findings, log $log" >&2
-    grep -m3 -E "ERROR|SUMMARY|Deadly|timeout" "$log" >&2 || true
+    # -a: assimp and the parsers echo input bytes into the log, which grep would call binary.
+    grep -a -m5 -E "ERROR|SUMMARY|Deadly|timeout|out-of-memory|runtime error" "$log" >&2 || true
+    tail -n 40 "$log" | grep -a -v -E "^#[0-9]+ +(NEW|REDUCE|pulse)" >&2 || true
+    # The input itself, so that a finding on a CI machine can be replayed anywhere.
+    for f in "$findings"/*; do
+      [ -f "$f" ] || continue
+      echo "fuzz: $(basename "$f") ($(stat -c %s "$f") bytes), base64:" >&2
+      head -c 8192 "$f" | base64 -w 0 >&2
+      echo >&2
+    done
   fi
   echo "| $t | $execs | $rate | $files | $features | $found |" >> "$out"
   echo "fuzz: $t: $execs executions ($rate/s), corpus $files, findings $found"

@@ -32,7 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool cache_set = ::setenv("FARM_CACHE", cache.c_str(), 1) == 0;
   (void)cache_set;
   const bool binary = size >= 4 && std::memcmp(data, "glTF", 4) == 0;
-  const std::string path = "/tmp/fuzz_gltf_" + std::to_string(::getpid()) + (binary ? ".glb" : ".gltf");
+  // A private empty folder: a buffer or image URI names files beside the glTF, which must not
+  // be whatever else lies in /tmp (the run would depend on the machine).
+  static const std::string dir = [] {
+    char templ[] = "/tmp/fuzz_gltf_XXXXXX";
+    const char* made = ::mkdtemp(templ);
+    return std::string(made ? made : "/tmp");
+  }();
+  const std::string path = dir + (binary ? "/scene.glb" : "/scene.gltf");
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return 0;
   std::fwrite(data, 1, size, f);
