@@ -14,6 +14,7 @@
 #include "assets/asset_cache.h"
 #include "base/limits.h"
 #include "job/build_id.h"
+#include "protocol/fetch_patience.h"
 #include "protocol/protocol.h"
 #include "protocol/sockets.h"
 #include "relay/relay_queue.h"
@@ -519,7 +520,9 @@ RunStatus Relay::run() {
       forget_silent_workers();
       last_site_check = t;
     }
-    if (m_up && t - m_last_up_heard > interval() * (liveness() + 1)) {
+    // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
+    const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
+    if (m_up && t - m_last_up_heard > interval() * (liveness() + 1) + patience) {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.
       if (m_state == State::fetching || m_state == State::ready) {
         spdlog::warn("relay: master silent for {:.1f} s; reconnecting", t - m_last_up_heard);

@@ -19,8 +19,8 @@
 #include "assets/asset_manifest.h"
 #include "job/build_id.h"
 #include "job/run_status.h"
-#include "protocol/endpoint_check.h"
 #include "protocol/pixel_codec.h"
+#include "protocol/fetch_patience.h"
 #include "protocol/protocol.h"
 #include "protocol/sockets.h"
 #include "security/endpoint_kind.h"
@@ -419,7 +419,9 @@ RunStatus Worker::run() {
       // A request the master could not serve is forgotten: ask again while we have room.
       if (m_state == State::working && t - m_last_request >= interval) request_work();
     }
-    if (t - m_last_heard > interval * (liveness + 1)) {
+    // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
+    const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
+    if (t - m_last_heard > interval * (liveness + 1) + patience) {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.
       if (m_state != State::joining) spdlog::warn("master silent for {:.1f} s; reconnecting", t - m_last_heard);
       reset_job();
