@@ -74,7 +74,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             return {w::Body::AssetData, w::CreateAssetData(b, hash, data).Union()};
           },
           [&](const WorkRequest& x) -> std::pair<w::Body, Offset<void>> {
-            return {w::Body::WorkRequest, w::CreateWorkRequest(b, x.credits).Union()};
+            return {w::Body::WorkRequest, w::CreateWorkRequest(b, x.credits, x.queued).Union()};
           },
           [&](const Assign& x) -> std::pair<w::Body, Offset<void>> {
             w::Rect r = rect_of(x.rect);
@@ -88,6 +88,12 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
                                     static_cast<w::Compression>(x.compression), x.raw_size, pixels, x.render_seconds,
                                     x.rays, x.queued_seconds, x.fixed_seconds)
                         .Union()};
+          },
+          [&](const Recall& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::Recall, w::CreateRecall(b, x.job_id, b.CreateVector(x.attempts)).Union()};
+          },
+          [&](const Released& x) -> std::pair<w::Body, Offset<void>> {
+            return {w::Body::Released, w::CreateReleased(b, x.job_id, b.CreateVector(x.attempts)).Union()};
           },
           [&](const Cancel& x) -> std::pair<w::Body, Offset<void>> {
             return {w::Body::Cancel, w::CreateCancel(b, x.job_id, x.attempt).Union()};
@@ -136,6 +142,18 @@ class Reader {
     if (!v) return out;
     if (v->size() > m_limits.max_list_items) throw Malformed{std::string(field) + " has too many items"};
     for (const auto* s : *v) out.push_back(str(s, field, true));
+    return out;
+  }
+
+  std::vector<uint64_t> ids(const flatbuffers::Vector<uint64_t>* v, const char* field) const {
+    std::vector<uint64_t> out;
+    if (!v) return out;
+    if (v->size() > m_limits.max_list_items) throw Malformed{std::string(field) + " has too many items"};
+    // memcpy, not the accessor: the verifier checks the vector's length field, not that its
+    // 8-byte elements are aligned, and a hostile sender can misalign them (UBSan found it).
+    out.resize(v->size());
+    if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(uint64_t));
+    for (uint64_t& id : out) id = flatbuffers::EndianScalar(id);
     return out;
   }
 
@@ -228,7 +246,9 @@ class Reader {
       case w::Body::WorkRequest: {
         uint32_t credits = env->body_as_WorkRequest()->credits();
         if (credits > 65536) throw Malformed{"credits out of range"};
-        return WorkRequest{credits};
+        uint32_t queued = env->body_as_WorkRequest()->queued();
+        if (queued > 1u << 24) throw Malformed{"queued out of range"};
+        return WorkRequest{credits, queued};
       }
       case w::Body::Assign: {
         const auto* x = env->body_as_Assign();
@@ -253,6 +273,14 @@ class Reader {
       case w::Body::Cancel: {
         const auto* x = env->body_as_Cancel();
         return Cancel{x->job_id(), x->attempt()};
+      }
+      case w::Body::Recall: {
+        const auto* x = env->body_as_Recall();
+        return Recall{x->job_id(), ids(x->attempts(), "attempts")};
+      }
+      case w::Body::Released: {
+        const auto* x = env->body_as_Released();
+        return Released{x->job_id(), ids(x->attempts(), "attempts")};
       }
       case w::Body::Heartbeat: {
         const auto* x = env->body_as_Heartbeat();
@@ -329,7 +357,7 @@ Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
 const char* message_name(const Message& message) {
   static const char* const names[] = {"Hello",   "Welcome", "AssetRequest", "AssetData", "WorkRequest", "Assign",
                                       "Result",  "Cancel",  "Heartbeat",    "JobDone",   "Error",
-                                      "BlockFailed"};
+                                      "BlockFailed", "Recall", "Released"};
   return names[message.index()];
 }
 

@@ -81,6 +81,7 @@ struct AssetData {
 
 struct WorkRequest {
   uint32_t credits = 1;
+  uint32_t queued = 0;  // a relay's leases waiting unstarted in its queue; 0 from a worker
 };
 
 struct Assign {
@@ -129,8 +130,20 @@ struct BlockFailed {
   std::string reason;
 };
 
+// Master -> relay: give back the leases among `attempts` that no site worker has started.
+struct Recall {
+  uint64_t job_id = 0;
+  std::vector<uint64_t> attempts;
+};
+
+// Relay -> master: the leases it gave back, unstarted (an answer to Recall).
+struct Released {
+  uint64_t job_id = 0;
+  std::vector<uint64_t> attempts;
+};
+
 using Message = std::variant<Hello, Welcome, AssetRequest, AssetData, WorkRequest, Assign, Result, Cancel, Heartbeat,
-                             JobDone, Error, BlockFailed>;
+                             JobDone, Error, BlockFailed, Recall, Released>;
 
 // Upper bounds a decoder enforces. The defaults admit any legal message of a 16k x 16k image.
 struct Limits {

@@ -42,7 +42,9 @@ void consume_result(const Result& r) {
 }
 
 // Each field of a message, for the mutator to pick one.
-template <typename F> void each_field(Hello& m, F&& f) { f(m.protocol_version), f(m.build_id), f(m.worker_name), f(m.threads), f(m.cached_assets); }
+template <typename F> void each_field(Hello& m, F&& f) {
+  f(m.protocol_version), f(m.build_id), f(m.worker_name), f(m.threads), f(m.cached_assets), f(m.site_workers);
+}
 template <typename F> void each_field(Welcome& m, F&& f) {
   f(m.protocol_version), f(m.job_id), f(m.scene_name), f(m.heartbeat_ms), f(m.liveness), f(m.settings.width),
       f(m.settings.height), f(m.settings.spp), f(m.settings.max_depth), f(m.settings.seed);
@@ -50,7 +52,7 @@ template <typename F> void each_field(Welcome& m, F&& f) {
 }
 template <typename F> void each_field(AssetRequest& m, F&& f) { f(m.hashes); }
 template <typename F> void each_field(AssetData& m, F&& f) { f(m.hash), f(m.data); }
-template <typename F> void each_field(WorkRequest& m, F&& f) { f(m.credits); }
+template <typename F> void each_field(WorkRequest& m, F&& f) { f(m.credits), f(m.queued); }
 template <typename F> void each_field(Assign& m, F&& f) {
   f(m.job_id), f(m.attempt), f(m.rect.frame), f(m.rect.x), f(m.rect.y), f(m.rect.width), f(m.rect.height);
 }
@@ -60,6 +62,8 @@ template <typename F> void each_field(Result& m, F&& f) {
 }
 template <typename F> void each_field(Cancel& m, F&& f) { f(m.job_id), f(m.attempt); }
 template <typename F> void each_field(Heartbeat& m, F&& f) { f(m.sequence); }
+template <typename F> void each_field(Recall& m, F&& f) { f(m.job_id), f(m.attempts); }
+template <typename F> void each_field(Released& m, F&& f) { f(m.job_id), f(m.attempts); }
 template <typename F> void each_field(JobDone& m, F&& f) { f(m.job_id); }
 template <typename F> void each_field(Error& m, F&& f) { f(m.message); }
 template <typename F> void each_field(BlockFailed& m, F&& f) {
@@ -105,6 +109,8 @@ struct Mutate {
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       if (rng() % 2 || v.empty()) v.resize(rng() % 2 ? 0 : 1 + rng() % 200, std::string(64, 'f'));
       else v[rng() % v.size()] = std::string(rng() % 5000, 'x');
+    } else if constexpr (std::is_same_v<T, std::vector<uint64_t>>) {
+      v.resize(rng() % 2 ? 0 : 1 + rng() % 200000, hostile_integer<uint64_t>(rng, 1));  // past the list limit too
     } else if constexpr (std::is_same_v<T, Compression>) {
       v = v == Compression::none ? Compression::zstd : Compression::none;
     }
@@ -128,7 +134,7 @@ struct Mutate {
 
 // A valid message of each type, for inputs that do not decode (and as the seed corpus).
 Message sample(uint64_t which) {
-  switch (which % 12) {
+  switch (which % 14) {
     case 0: return Hello{k_protocol_version, "build", "node1", 2, {"abc"}};
     case 1: {
       Welcome w;
@@ -140,7 +146,7 @@ Message sample(uint64_t which) {
     }
     case 2: return AssetRequest{{"0123", "4567"}};
     case 3: return AssetData{"0123", std::vector<uint8_t>(32, 1)};
-    case 4: return WorkRequest{3};
+    case 4: return WorkRequest{3, 2};
     case 5: return Assign{7, 1, Block{1, 0, 0, 16, 16}};
     case 6: {
       Result r;
@@ -160,6 +166,8 @@ Message sample(uint64_t which) {
     case 8: return Heartbeat{9, true};
     case 9: return JobDone{7};
     case 10: return BlockFailed{7, 1, Block{1, 8, 8, 4, 4}, "povray was killed by signal 9"};
+    case 12: return Recall{7, {3, 4, 5}};
+    case 13: return Released{7, {4}};
     default: return Error{ErrorCode::bad_message, "no"};
   }
 }

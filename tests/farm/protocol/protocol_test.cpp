@@ -192,4 +192,35 @@ TEST_CASE("protocol: a message at an odd address decodes the same (ZeroMQ frames
   }
 }
 
+TEST_CASE("protocol: a message whose id list is misaligned is read safely (a fuzzer finding)") {
+  // Found by fuzz_protocol: a Recall whose 8-byte attempt ids start off an 8-byte boundary; the
+  // verifier accepts it and reading the ids in place was undefined behaviour (run under UBSan
+  // by tools/test_asan.sh). They are copied out instead.
+  const std::string hex =
+      "0c00000008000c0007000800080000000000000e0c000000080008000000040008000000040000000c00000008000c00"
+      "0700080008000000000000021c000000180020000400180008000c0000001000000000000000140018000000c8ffffff"
+      "4000000044000000e80300001c00000002000000000000001000180008000c0010001400000007001000000000000001"
+      "40000000300000000400000008000000030000000000610000006200010000000c00000008000c000400080008000000"
+      "1000000004000000010000002f000000040000003031323300000000";
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  Decoded d = decode(bytes.data(), bytes.size());
+  if (d.message) {
+    std::vector<uint8_t> again = encode(*d.message);
+    CHECK(decode(again.data(), again.size()).message);
+  } else {
+    CHECK_FALSE(d.error.empty());
+  }
+  // And well-formed id lists round-trip, whatever their length.
+  Recall r{7, {1, 2, 3, (uint64_t{1} << 63) + 5}};
+  auto rb = encode(r);
+  Decoded dr = decode(rb.data(), rb.size());
+  REQUIRE(dr.message);
+  CHECK(std::get<Recall>(*dr.message).attempts == r.attempts);
+  auto eb = encode(Released{7, {}});
+  Decoded de = decode(eb.data(), eb.size());
+  REQUIRE(de.message);
+  CHECK(std::get<Released>(*de.message).attempts.empty());
+}
+
 TEST_SUITE_END();
