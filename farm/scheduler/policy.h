@@ -38,7 +38,7 @@ struct WorkerView {
   Seconds rtt = 0;               // measured round trip (0: unknown)
   double held_work = 0;          // of the blocks it holds now (rendering or queued)
   Seconds lease_overhead = 0;    // per lease besides render, queue, round trip, transfer (0: unknown)
-  int members = 1;               // > 1 for a relay: the site's workers sharing its threads
+  int members = 0;               // > 0 for a relay: the site's workers sharing its threads
 };
 
 struct PoolView {

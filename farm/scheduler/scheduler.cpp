@@ -119,7 +119,7 @@ void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads, int memb
   if (m_first_join < 0) m_first_join = now;
   w.id = id;
   w.threads = std::max(1, threads);
-  w.members = std::clamp(members, 1, w.threads);
+  w.members = std::clamp(members, 0, w.threads);
   m_total_threads += w.threads;
   count_speed(w);
   w.block_size = m_config.block_size;

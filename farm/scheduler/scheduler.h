@@ -50,10 +50,10 @@ class Scheduler {
   // std::invalid_argument if a block leaves the image, overlaps another or is not pending.
   void restore(const std::vector<Block>& completed, AttemptId next_attempt);
 
-  // A worker said hello. `threads` is how many blocks it renders at once; `members` > 1 for a
+  // A worker said hello. `threads` is how many blocks it renders at once; `members` > 0 for a
   // relay, the workers of its site that share those threads (each has its own round trip to
   // cover). A repeated hello replaces both.
-  void worker_joined(WorkerId worker, Seconds now, int threads, int members = 1);
+  void worker_joined(WorkerId worker, Seconds now, int threads, int members = 0);
   // A worker left cleanly or its connection broke: its blocks go back to the front of the pool.
   void worker_left(WorkerId worker, Seconds now);
   // Any message from the worker: it is alive.
@@ -103,6 +103,23 @@ class Scheduler {
   // Attempts currently leased to a worker.
   std::vector<AttemptId> attempts_of(WorkerId worker) const;
 
+  // Seed 002's supervisor, between relays (scheduler_sites.cpp). Once the pool is empty, relay
+  // `dry` has run dry when it holds nothing unstarted (trigger "site empty"), or, with
+  // `below_fraction` > 0, when its unstarted work lasts less than that fraction of the time the
+  // whole job has left (trigger "below a fraction of its ideal holding"). The plan names the
+  // relay with the most unstarted time and its newest leases (the ones it most likely has not
+  // started) worth about what evens the two sites out; empty when nothing is worth moving.
+  // `queued`: how many leases each relay last said wait unstarted in its queue (its newest); a
+  // relay not in it is taken to be rendering its oldest `threads`. `in_flight`: leases already
+  // recalled.
+  struct RecallPlan {
+    WorkerId from = 0;
+    std::vector<AttemptId> attempts;
+    bool site_empty = false;  // which trigger fired
+  };
+  RecallPlan plan_recall(WorkerId dry, double below_fraction, const std::map<WorkerId, int>& queued,
+                         const std::set<AttemptId>& in_flight) const;
+
  private:
   struct Lease {
     WorkerId worker;
@@ -132,7 +149,7 @@ class Scheduler {
   struct Worker {
     WorkerId id = 0;
     int threads = 1;
-    int members = 1;  // > 1 for a relay: its site's workers
+    int members = 0;  // > 0 for a relay: its site's workers
     int block_size = 0;
     Seconds last_seen = 0;
     Seconds rtt = 0;

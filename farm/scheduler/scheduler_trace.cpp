@@ -142,7 +142,7 @@ void SchedulerTrace::restored(const std::vector<Block>& completed, AttemptId nex
 void SchedulerTrace::joined(WorkerId worker, Seconds now, int threads, int members) {
   // A relay's site size is a fourth number; a worker's line is as before.
   write("J " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(threads) +
-            (members > 1 ? ' ' + std::to_string(members) : std::string()),
+            (members > 0 ? ' ' + std::to_string(members) : std::string()),
         "");
 }
 
@@ -236,9 +236,9 @@ Status replay_trace(std::istream& trace) {
       }
       case 'J': {
         in >> t >> id >> k;
-        int members = 1;
+        int members = 0;
         if (in && !(in >> members)) {
-          members = 1;
+          members = 0;
           in.clear();
         }
         s.worker_joined(id, t, static_cast<int>(k), members);
