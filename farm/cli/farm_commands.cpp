@@ -129,6 +129,13 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
   add_liveness_options(*cmd, o.scheduling);
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without any worker (0 = wait forever)")
       ->transform(in_range(0.0, 1e9));
+  cmd->add_flag("!--no-recall", o.recall,
+                "Never move unstarted blocks between relays (default: a relay whose site runs dry gets some from the "
+                "relay with the most time left)");
+  cmd->add_option("--recall-below", o.recall_below,
+                  "Also move blocks to a relay whose unstarted work lasts less than this fraction of the time the job "
+                  "has left (0 = only when its site has nothing unstarted)")
+      ->transform(in_range(0.0, 1.0));
   cmd->add_flag("--compress,!--no-compress", o.compress,
                 "zstd-compress result pixels (default on: 2-4x faster on slow links, no loss on loopback)");
 }

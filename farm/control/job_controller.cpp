@@ -10,13 +10,13 @@ JobController::JobController(SchedulerConfig config, std::ostream* trace)
 }
 
 void JobController::join(WorkerId worker, const std::string& name, int threads, Seconds now, int site_workers) {
-  m_scheduler.worker_joined(worker, now, threads, std::max(1, site_workers));
+  m_scheduler.worker_joined(worker, now, threads, site_workers);
   m_stats.joined(worker, name, threads, now, site_workers);
   m_links[worker] = LinkEstimate{};
 }
 
 void JobController::resize(WorkerId worker, int threads, int site_workers, Seconds now) {
-  m_scheduler.worker_joined(worker, now, threads, std::max(1, site_workers));
+  m_scheduler.worker_joined(worker, now, threads, site_workers);
   m_stats.resized(worker, threads, site_workers);
 }
 
@@ -59,6 +59,17 @@ LeaseCheck JobController::check_lease(WorkerId worker, AttemptId attempt, const 
   if (lease == m_stats.leases().end() || lease->second.worker != worker) return LeaseCheck::unknown_lease;
   if (!(lease->second.block == rect)) return LeaseCheck::wrong_rectangle;
   return LeaseCheck::ok;
+}
+
+bool JobController::recalled(WorkerId worker, AttemptId attempt) {
+  auto lease = m_stats.leases().find(attempt);
+  if (lease == m_stats.leases().end() || lease->second.worker != worker ||
+      lease->second.outcome != LeaseOutcome::outstanding) {
+    return false;
+  }
+  m_scheduler.release(worker, attempt);
+  m_stats.recalled(attempt);
+  return true;
 }
 
 void JobController::reject(WorkerId worker, AttemptId attempt) {

@@ -49,6 +49,9 @@ class JobController {
   // Blocks for the worker; the driver sends each and calls undeliverable() for those it cannot.
   std::vector<Assignment> request(WorkerId worker, Seconds now, int credits);
   void undeliverable(WorkerId worker, AttemptId attempt);
+  // A relay gave back `attempt` unstarted (seed 002's supervisor): the block returns to the
+  // pool. False if it is not an outstanding lease of that relay.
+  bool recalled(WorkerId worker, AttemptId attempt);
 
   LeaseCheck check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const;
   // The result of a lease of the worker's own could not be used (encoding, corrupt payload):

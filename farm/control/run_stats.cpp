@@ -14,6 +14,7 @@ const char* lease_outcome_name(LeaseOutcome outcome) {
     case LeaseOutcome::late: return "late";
     case LeaseOutcome::cancelled: return "cancelled";
     case LeaseOutcome::lost: return "lost";
+    case LeaseOutcome::recalled: return "recalled";
   }
   return "?";
 }
@@ -79,6 +80,11 @@ void RunStats::result(WorkerId worker, AttemptId attempt, double now, double ren
 void RunStats::cancelled(AttemptId attempt) {
   auto it = m_leases.find(attempt);
   if (it != m_leases.end() && it->second.outcome == LeaseOutcome::outstanding) it->second.outcome = LeaseOutcome::cancelled;
+}
+
+void RunStats::recalled(AttemptId attempt) {
+  auto it = m_leases.find(attempt);
+  if (it != m_leases.end() && it->second.outcome == LeaseOutcome::outstanding) it->second.outcome = LeaseOutcome::recalled;
 }
 
 void RunStats::bytes_out(WorkerId id, uint64_t bytes) { m_workers[id].bytes_out += bytes; }

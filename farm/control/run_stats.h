@@ -17,6 +17,7 @@ enum class LeaseOutcome : uint8_t {
   late,         // a result came after another copy won (or after the lease was settled)
   cancelled,    // withdrawn: another copy won, or it could not be delivered or used
   lost,         // its worker died or left while it was outstanding
+  recalled,     // a relay gave it back unstarted (moved to another site)
 };
 // The name in --stats JSON ("accepted", ...).
 const char* lease_outcome_name(LeaseOutcome outcome);
@@ -56,6 +57,7 @@ class RunStats {
   void result(WorkerId worker, AttemptId attempt, double now, double render_seconds, double queued_seconds,
               uint64_t bytes, uint64_t rays, bool accepted);
   void cancelled(AttemptId attempt);
+  void recalled(AttemptId attempt);
   void bytes_out(WorkerId id, uint64_t bytes);
 
   uint64_t accepted_rays() const { return m_rays; }

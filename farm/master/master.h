@@ -38,6 +38,12 @@ struct MasterOptions {
   // by its predicted costs (costs/preview_cost_map.h).
   bool preview_costs = true;
   double give_up_after = 0;         // > 0: fail after this many seconds without any live worker
+  // Seed 002's supervisor between relays (Scheduler::plan_recall): once the pool is empty, a
+  // relay with nothing unstarted gets unstarted blocks recalled from the relay with the most
+  // time left; with recall_below > 0 also one whose unstarted work lasts less than that fraction
+  // of the time the job has left. recall = false: never.
+  bool recall = true;
+  double recall_below = 0;
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's
   // The journal (master/journal.h): accepted blocks made durable, for --resume after a crash.

@@ -58,6 +58,8 @@ struct Peer {
   int failures_in_row = 0;  // blocks its renderer failed since its last result (k_max_failures_in_row)
   int threads = 1;          // as announced (a relay announces again when its site changes)
   int site_workers = 0;     // > 0: a relay
+  int wanting = 0;          // a relay's last request the pool could not serve (recalled blocks go to it)
+  int queued = 0;           // a relay's unstarted leases, as its last request said
 };
 
 class Master {
@@ -74,7 +76,12 @@ class Master {
   void receive_all();
   void on_frame(const std::string& identity, const uint8_t* data, size_t size);
   void on_hello(const std::string& identity, const proto::Hello& h);
-  void on_request(const std::string& identity, const Peer& peer, const proto::WorkRequest& m);
+  void on_request(const std::string& identity, Peer& peer, const proto::WorkRequest& m);
+  // Seed 002's supervisor (MasterOptions::recall): a relay asked in vain; recall unstarted
+  // blocks for it from the relay with the most time left. Its answer, Released, frees them.
+  // True when a recall for it is on its way (its request then waits for the answer).
+  bool recall_for(const Peer& dry);
+  void on_released(Peer& peer, const proto::Released& m);
   void on_result(const std::string& identity, Peer& peer, proto::Result& r);
   void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
   void on_block_failed(const std::string& identity, Peer& peer, const proto::BlockFailed& m);
@@ -113,6 +120,11 @@ class Master {
   // against relays).
   uint64_t m_messages_in = 0;
   uint64_t m_messages_out = 0;
+  // Leases recalled from a relay and not answered yet (attempt -> that relay), and the relay
+  // each recall is for (the recalled relay -> the dry one), to serve it when they come back.
+  std::map<AttemptId, WorkerId> m_recalling;
+  std::map<WorkerId, WorkerId> m_recall_for;
+  uint64_t m_recalls = 0, m_recalled_blocks = 0;
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends

@@ -229,7 +229,7 @@ void Relay::ask_upstream() {
   if (m_state != State::ready || !m_site_loaded) return;
   const int want = m_queue.wanted(m_o.spare);
   if (want <= 0) return;
-  send_up(proto::WorkRequest{static_cast<uint32_t>(want)});
+  send_up(proto::WorkRequest{static_cast<uint32_t>(want), static_cast<uint32_t>(m_queue.queued())});
 }
 
 std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
@@ -259,6 +259,20 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
         if (const std::string* identity = identity_of(holder->worker))
           send_site(*identity, proto::Cancel{m_job.job_id, holder->local});
       m_ask_due = true;  // room under the master's cap
+    }
+  } else if (const auto* r = std::get_if<proto::Recall>(&message)) {
+    if (r->job_id == m_job.job_id && m_state == State::ready) {
+      // Only what no site worker has started goes back; the master moves it to another site.
+      proto::Released back{m_job.job_id, {}};
+      for (AttemptId attempt : r->attempts) {
+        if (!m_queue.recall(attempt)) continue;
+        m_leased_at.erase(attempt);
+        m_waited.erase(attempt);
+        back.attempts.push_back(attempt);
+      }
+      spdlog::info("relay: the master recalled {} block(s); {} were not started and go back", r->attempts.size(),
+                   back.attempts.size());
+      send_up(back);  // answered even when empty: the master stops waiting for them
     }
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
     if (h->ping) send_up(proto::Heartbeat{h->sequence, false});

@@ -28,6 +28,15 @@ std::optional<SiteAssignment> RelayQueue::withdrawn(AttemptId upstream) {
   return holder;
 }
 
+bool RelayQueue::recall(AttemptId upstream) {
+  if (m_local_of.count(upstream)) return false;  // started at the site: it stays
+  auto queued = std::find(m_queue.begin(), m_queue.end(), upstream);
+  if (queued == m_queue.end()) return false;
+  m_queue.erase(queued);
+  m_leases.erase(upstream);
+  return true;
+}
+
 int RelayQueue::wanted(int spare) const {
   int capacity = 0;
   for (const auto& [id, w] : m_workers) capacity += relay_holdable(w.threads);

@@ -42,6 +42,9 @@ class RelayQueue {
   // The master cancelled a lease (another copy won, or the job moved on): it leaves the queue,
   // or the worker holding it is returned, to be told to cancel its local attempt.
   std::optional<SiteAssignment> withdrawn(AttemptId upstream);
+  // The master recalls a lease (seed 002's supervisor moves it to another site): true, and it
+  // is forgotten, if it was still queued here; false if a site worker holds it (or unknown).
+  bool recall(AttemptId upstream);
   // Leases to ask the master for so that the site holds what its workers can take plus `spare`
   // unstarted blocks (what covers the round trip to the master); 0 when it holds enough.
   int wanted(int spare) const;

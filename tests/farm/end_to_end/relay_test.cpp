@@ -58,6 +58,33 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   CHECK(w2->wait(20) == 0);
 }
 
+TEST_CASE("relay: a site that runs dry gets unstarted blocks recalled from another site, the image stays exact") {
+  Fixture f("relay_recall", 1024);  // seconds of work: the sites hold many blocks each
+  const std::string out = f.path("farm.png");
+  const std::string stats = f.path("stats.json");
+  // fixed 8x8 blocks: a relay holds up to 2 x threads + 8 of them, most queued at the relay.
+  auto master = start_master(f, out, {"--policy", "fixed", "--block", "8", "--stats", stats});
+  auto fast = start_relay(f, endpoint_from(*master), "fast", {"--workers", "2"});
+  auto slow = start_relay(f, endpoint_from(*master), "slow", {"--workers", "1"});
+  auto w1 = start_worker(f, endpoint_from(*fast), "w1");
+  auto w2 = start_worker(f, endpoint_from(*fast), "w2");
+  auto w3 = start_worker(f, endpoint_from(*slow), "w3");
+  REQUIRE_MESSAGE(master->wait(60) == 0, master->log());
+  CHECK(test_process::same_file(out, f.reference));
+  // The two-worker site runs dry first: the master recalls from the one-worker site.
+  CHECK_MESSAGE(master->log().find("unstarted block(s) from relay") != std::string::npos, master->log());
+  CHECK(master->log().find("its site is empty") != std::string::npos);
+  std::ifstream in(stats);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  REQUIRE(std::regex_search(json, m, std::regex("\"recalled_blocks\": ([0-9]+)")));
+  CHECK_MESSAGE(std::stoi(m[1]) > 0, std::string(master->log() + slow->log()));
+  CHECK(json.find("\"outcome\": \"recalled\"") != std::string::npos);
+  CHECK(slow->log().find("were not started and go back") != std::string::npos);
+  CHECK(fast->wait(20) == 0);
+  CHECK(slow->wait(20) == 0);
+}
+
 TEST_CASE("relay: a site that changes is announced again, and the master sizes the relay's leases by it") {
   Fixture f("relay_shrinks", 1024);  // seconds on one thread: time to notice a silent worker
   const std::string out = f.path("farm.png");

@@ -141,4 +141,22 @@ TEST_CASE("relay queue: clearing the leases returns what the site holds and keep
   CHECK(q.wanted(0) == 4);
 }
 
+TEST_CASE("relay queue: a recall takes back only what no site worker has started") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.leased(301, block(0));
+  q.leased(302, block(16));
+  q.leased(303, block(32));
+  REQUIRE(q.request(1, 1).size() == 1);  // 301 is being rendered
+  CHECK_FALSE(q.recall(301));
+  CHECK(q.recall(303));
+  CHECK_FALSE(q.recall(303));  // once
+  CHECK_FALSE(q.recall(999));  // not ours
+  CHECK(q.queued() == 1);
+  std::vector<SiteAssignment> next = q.request(1, 2);
+  REQUIRE(next.size() == 1);
+  CHECK(next[0].lease.upstream == 302);
+  CHECK(q.wanted(0) == 2 - 2);  // 301 and 302 held, 303 gone
+}
+
 TEST_SUITE_END();
