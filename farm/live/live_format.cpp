@@ -20,7 +20,8 @@ std::string number(double v, int decimals) { return std::isfinite(v) ? fixed(v, 
 
 std::string worker_json(const LiveWorker& w) {
   return object({json_field("id", w.id), json_field("name", w.name), json_field("host", w.host),
-                 json_field("threads", w.threads), json_field("state", w.state), json_field("reason", w.reason),
+                 json_field("threads", w.threads), json_field("site_workers", w.site_workers),
+                 json_field("state", w.state), json_field("reason", w.reason),
                  json_field("blocks", w.blocks),
                  json_field("pixels", w.pixels), json_raw_field("mrays_per_second", number(w.mrays_per_second, 3)),
                  json_field("block_size", w.block_size), json_raw_field("wait_seconds", number(w.wait_seconds, 3)),
@@ -126,6 +127,8 @@ std::string live_prometheus_text(const LiveStatus& s) {
       {"farm_worker_up", "gauge", "1 while the worker is in the job.",
        [](const LiveWorker& w) { return w.state == "left" || w.state == "dead" ? 0.0 : 1.0; }},
       {"farm_worker_threads", "gauge", "Render threads of the worker.", [](const LiveWorker& w) { return double(w.threads); }},
+      {"farm_worker_site_workers", "gauge", "Workers behind it: a relay's site (0 for a worker).",
+       [](const LiveWorker& w) { return double(w.site_workers); }},
       {"farm_worker_blocks_total", "counter", "Blocks of the worker accepted into the image.",
        [](const LiveWorker& w) { return double(w.blocks); }},
       {"farm_worker_pixels_total", "counter", "Pixels of the worker accepted into the image.",

@@ -13,6 +13,7 @@ struct LiveWorker {
   std::string name;      // as the worker named itself (often user@host)
   std::string host;      // the part after '@', or the name
   int threads = 1;
+  int site_workers = 0;  // > 0: a relay (farm relay), with this many workers at its site
   std::string state;     // "rendering", "idle", "sitting out", "joining", "left", "dead"
   std::string reason;    // why it sits the job out (its renderer is missing or another version)
   uint64_t blocks = 0, pixels = 0;

@@ -58,6 +58,7 @@ LiveStatus LivePublisher::status_of(double now, const JobController& job) const 
     const size_t at = w.name.find('@');
     lw.host = at == std::string::npos ? w.name : w.name.substr(at + 1);
     lw.threads = w.threads;
+    lw.site_workers = w.site_workers;
     lw.blocks = w.blocks;
     lw.pixels = w.pixels;
     st.bytes_in += w.bytes_in;

@@ -43,6 +43,8 @@ LiveStatus sample_status() {
   b.id = 2;
   b.name = "plain";
   b.state = "dead";
+  b.threads = 6;
+  b.site_workers = 3;  // a relay
   s.workers = {a, b};
   s.tiles = {{1, 0, 0, 16, 16, 1}};
   s.decisions = {{1.25, "worker 1: block 32 -> 16 (waited 0.8 s > 0.75 s)"}};
@@ -72,7 +74,7 @@ TEST_CASE("live: the status JSON has every documented field, escaped") {
   for (const char* field : {"\"scene\": \"scenes/chess2.toml\"", "\"width\": 64", "\"progress\": 0.333333", "\"eta_seconds\": 0.500",
                             "\"blocks_done\": 4", "\"blocks_outstanding\": 2", "\"reassignments\": 1", "\"halvings\": 3",
                             "\"finished\": false", "\"block_size\": 16", "\"rtt_ms\": 1.500", "\"state\": \"dead\"",
-                            "\"tiles\": [[0, 0, 16, 16, 1]]"})
+                            "\"tiles\": [[0, 0, 16, 16, 1]]", "\"threads\": 6, \"site_workers\": 3"})
     CHECK_MESSAGE(j.find(field) != std::string::npos, field);
   CHECK(j.find(R"("name": "root@host\"1\\\u000ax")") != std::string::npos);
   LiveStatus unknown = sample_status();
@@ -88,6 +90,7 @@ TEST_CASE("live: /metrics is Prometheus text with escaped worker labels") {
   CHECK(m.find("farm_workers 1\n") != std::string::npos);  // the dead one is not counted
   CHECK(m.find(R"(farm_worker_block_size{worker="root@host\"1\\\nx",id="1"} 16)") != std::string::npos);
   CHECK(m.find(R"(farm_worker_up{worker="plain",id="2"} 0)") != std::string::npos);
+  CHECK(m.find(R"(farm_worker_site_workers{worker="plain",id="2"} 3)") != std::string::npos);
   // The checker itself rejects what is not the format.
   CHECK_FALSE(is_prometheus_text("farm_x{worker=\"a\nb\"} 1\n"));
   CHECK_FALSE(is_prometheus_text("farm x 1\n"));
