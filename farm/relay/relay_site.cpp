@@ -1,0 +1,180 @@
+// The relay's site side: the relay as the master of the site's workers (relay_state.h).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "base/limits.h"
+#include "relay/relay_state.h"
+
+namespace farm::relay_detail {
+
+bool Relay::send_site(const std::string& identity, const proto::Message& m) {
+  std::vector<uint8_t> bytes = proto::encode(m);
+  try {
+    if (!m_site->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
+    return m_site->send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t& e) {
+    spdlog::debug("relay: cannot send {} to a site worker: {}", proto::message_name(m), e.what());
+    return false;
+  }
+}
+
+const std::string* Relay::identity_of(WorkerId id) const {
+  auto it = m_identity_of.find(id);
+  return it == m_identity_of.end() ? nullptr : &it->second;
+}
+
+void Relay::welcome(const std::string& identity) {
+  if (m_state != State::ready) return;  // welcomed once the site's copy of the job is complete
+  send_site(identity, m_job);
+}
+
+void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
+  if (h.protocol_version != proto::k_protocol_version) {
+    spdlog::warn("relay: refused worker '{}': protocol {} (this relay speaks {})", h.worker_name, h.protocol_version,
+                 proto::k_protocol_version);
+    send_site(identity, proto::Error{proto::ErrorCode::incompatible,
+                                     "protocol version " + std::to_string(h.protocol_version) +
+                                         " is not supported; the relay speaks " +
+                                         std::to_string(proto::k_protocol_version)});
+    return;
+  }
+  auto it = m_peers.find(identity);
+  if (it == m_peers.end()) {
+    SitePeer p;
+    p.id = m_next_peer++;
+    p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
+    p.last_heard = now();
+    it = m_peers.emplace(identity, p).first;
+    m_identity_of[p.id] = identity;
+    m_queue.worker_joined(p.id, static_cast<int>(std::min<uint32_t>(h.threads, k_max_threads)));
+    spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+  }
+  // Enough of the site is there (or its size was given): join, announcing its threads.
+  if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) join_upstream();
+  announce_if_changed();
+  welcome(identity);
+}
+
+void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const proto::AssetRequest& m) {
+  for (const std::string& hash : m.hashes) {
+    // Only the job's own files, by the hashes its manifest names: never a path a peer chose.
+    bool known = false;
+    for (const proto::AssetRef& a : m_job.assets) known |= a.hash == hash;
+    if (!known || !m_cache.has(hash) || !peer.assets_sent.insert(hash).second) continue;
+    if (std::optional<std::vector<uint8_t>> bytes = m_cache.read(hash)) {
+      send_site(identity, proto::AssetData{hash, std::move(*bytes)});
+    } else {
+      spdlog::error("relay: cannot read asset {} from the site's cache '{}'", hash, m_cache.root());
+    }
+  }
+}
+
+void Relay::serve(const std::string& identity, SitePeer& peer) {
+  if (m_state != State::ready || peer.wanting <= 0) return;
+  for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting)) {
+    if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
+      m_queue.undeliverable(peer.id, a.local);  // back to the front of the queue
+      break;
+    }
+    --peer.wanting;
+    if (auto at = m_leased_at.find(a.lease.upstream); at != m_leased_at.end()) {
+      m_waited[a.lease.upstream] += now() - at->second;  // a block given back and out again adds up
+      at->second = now();
+    }
+  }
+}
+
+// Asking the master is the callers' business: only what frees its cap for this relay (a result,
+// a cancel) or raises the site's want (a worker's request, a site change) is worth a message; an
+// Assign arriving is not (asking again at once drew one empty answer per Assign).
+void Relay::serve_all() {
+  for (auto& [identity, peer] : m_peers) serve(identity, peer);
+}
+
+void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
+  std::optional<RelayLease> lease = m_queue.held_by(peer.id, r.attempt);
+  if (r.job_id != m_job.job_id || !lease) return;  // cancelled meanwhile, or another job's: dropped here
+  if (!(lease->block == r.rect)) {
+    spdlog::warn("relay: site worker {} sent a result whose rectangle is not its block's; ignored", peer.id);
+    return;
+  }
+  m_queue.finished(peer.id, r.attempt);
+  r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
+  // The time the block waited here is queueing, not the link's: the master's link estimate and
+  // waiting times must not see a slow link where the relay only held the block ahead.
+  if (auto waited = m_waited.find(lease->upstream); waited != m_waited.end()) {
+    r.queued_seconds += waited->second;
+    m_waited.erase(waited);
+  }
+  send_up(r);
+}
+
+void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
+  std::optional<RelayLease> lease = m_queue.held_by(peer.id, f.attempt);
+  if (f.job_id != m_job.job_id || !lease || !(lease->block == f.rect)) return;
+  m_queue.finished(peer.id, f.attempt);
+  m_waited.erase(lease->upstream);
+  f.attempt = lease->upstream;
+  send_up(f);  // the master counts failures and decides where the block goes next
+}
+
+void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size_t size) {
+  proto::Decoded d = proto::decode(data, size);
+  if (!d.message) {
+    // The first few in full, then only now and then: a flood must not flood the log.
+    if (++m_bad_messages <= 10 || m_bad_messages % 1000 == 0)
+      spdlog::warn("relay: ignored a bad message from a site worker ({} so far): {}", m_bad_messages, d.error);
+    return;
+  }
+  if (const auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_site_hello(identity, *hello);
+  auto it = m_peers.find(identity);
+  if (it == m_peers.end()) {
+    send_site(identity, proto::Error{proto::ErrorCode::bad_message, "not joined: send Hello"});
+    return;
+  }
+  SitePeer& peer = it->second;
+  peer.last_heard = now();
+  if (auto* request = std::get_if<proto::WorkRequest>(&*d.message)) {
+    peer.wanting = static_cast<int>(std::min<uint32_t>(request->credits, 1024));
+    m_site_loaded = m_state == State::ready;
+    serve(identity, peer);
+    m_ask_due = true;
+  } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
+    on_site_result(peer, *result);
+    serve(identity, peer);
+    m_ask_due = true;
+  } else if (auto* failed = std::get_if<proto::BlockFailed>(&*d.message)) {
+    on_site_failed(peer, *failed);
+    m_ask_due = true;
+  } else if (const auto* assets = std::get_if<proto::AssetRequest>(&*d.message)) {
+    on_site_assets(identity, peer, *assets);
+  } else if (const auto* h = std::get_if<proto::Heartbeat>(&*d.message)) {
+    if (h->ping) send_site(identity, proto::Heartbeat{h->sequence, false});
+  } else if (const auto* e = std::get_if<proto::Error>(&*d.message)) {
+    // A scene every worker would fail on ends the job at the master; a worker's own trouble is
+    // its own (it is forgotten when it goes silent).
+    spdlog::warn("relay: site worker {} '{}' reports: {}", peer.id, peer.name, e->message);
+    if (e->code == proto::ErrorCode::scene_failed) send_up(*e);
+  }
+}
+
+void Relay::forget_silent_workers() {
+  const double limit = interval() * liveness();
+  for (auto it = m_peers.begin(); it != m_peers.end();) {
+    if (now() - it->second.last_heard <= limit) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("relay: site worker {} '{}' is silent for {:.1f} s: its blocks go to the site's other workers",
+                 it->second.id, it->second.name, limit);
+    m_queue.worker_left(it->second.id);
+    m_identity_of.erase(it->second.id);
+    it = m_peers.erase(it);
+  }
+  announce_if_changed();
+  serve_all();
+  m_ask_due = true;  // the site's want changed
+}
+
+}  // namespace farm::relay_detail

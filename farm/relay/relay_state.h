@@ -1,0 +1,110 @@
+// The relay process's state and handlers (relay/relay.h): relay.cpp holds its run loop and its
+// upstream side (the relay as a worker of its master), relay_site.cpp its site side (the relay as
+// the master of the site's workers). Private to farm/relay.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <zmq.hpp>
+
+#include "assets/asset_cache.h"
+#include "protocol/protocol.h"
+#include "relay/relay.h"
+#include "relay/relay_queue.h"
+#include "security/handshake_watch.h"
+#include "security/zap_handler.h"
+
+namespace farm::relay_detail {
+
+using Clock = std::chrono::steady_clock;
+
+// One of the site's workers, as the relay sees it.
+struct SitePeer {
+  WorkerId id = 0;
+  std::string name;
+  double last_heard = 0;
+  int wanting = 0;                    // blocks it asked for and has not been given yet
+  std::set<std::string> assets_sent;  // once per peer: a flood of requests must not fill memory
+};
+
+class Relay {
+ public:
+  explicit Relay(const RelayOptions& o);
+  RunStatus run();
+
+ private:
+  enum class State { detached, joining, fetching, ready };
+
+  double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  double interval() const { return m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : k_default_heartbeat_interval; }
+  int liveness() const { return m_job.liveness ? static_cast<int>(m_job.liveness) : k_default_liveness; }
+
+  // Upstream: this relay as a worker of its master.
+  void join_upstream();
+  // The Hello announces the site: its threads (--threads, or its workers' own) and its workers,
+  // which the master's policy sizes the relay's leases by; sent again when they change.
+  void send_hello();
+  std::pair<int, int> site_size() const;
+  void announce_if_changed();
+  void send_up(const proto::Message& m);
+  std::optional<RunStatus> on_upstream(const proto::Message& m);
+  void on_welcome(const proto::Welcome& w);
+  void on_asset(const proto::AssetData& a);
+  void become_ready();
+  void drop_job(const std::string& why);
+  // Sends the request the handlers of this poll turn asked for (m_ask_due), once.
+  void ask_upstream();
+
+  // Downstream: this relay as the master of its site.
+  bool send_site(const std::string& identity, const proto::Message& m);
+  void on_site_frame(const std::string& identity, const uint8_t* data, size_t size);
+  void on_site_hello(const std::string& identity, const proto::Hello& h);
+  void welcome(const std::string& identity);
+  void on_site_result(SitePeer& peer, proto::Result& r);
+  void on_site_failed(SitePeer& peer, proto::BlockFailed& f);
+  void on_site_assets(const std::string& identity, SitePeer& peer, const proto::AssetRequest& m);
+  void serve(const std::string& identity, SitePeer& peer);
+  void serve_all();
+  void forget_silent_workers();
+  const std::string* identity_of(WorkerId id) const;
+
+  const RelayOptions& m_o;
+  Clock::time_point m_start = Clock::now();
+  std::string m_name;
+  AssetCache m_cache;
+  zmq::context_t m_ctx;
+  std::unique_ptr<security::ZapHandler> m_zap;
+  std::unique_ptr<zmq::socket_t> m_site;
+  std::unique_ptr<zmq::socket_t> m_up;
+  security::HandshakeWatch m_handshakes{m_ctx};
+
+  State m_state = State::detached;
+  proto::Welcome m_job;
+  std::set<std::string> m_missing;
+  RelayQueue m_queue;
+  std::map<std::string, SitePeer> m_peers;  // by ZeroMQ identity
+  std::map<WorkerId, std::string> m_identity_of;
+  WorkerId m_next_peer = 1;
+
+  double m_last_up_heard = 0;
+  double m_last_up_ping = -1;
+  double m_last_hello = -1;
+  double m_backoff = 1.0;
+  uint64_t m_ping_sequence = 0;
+  // A site worker asked for work in this job, so it has the scene loaded: only then does the
+  // relay lease (a site that cannot load the scene must not hold the master's blocks).
+  bool m_site_loaded = false;
+  std::optional<RunStatus> m_fatal;  // set by a handler that must end the relay
+  bool m_ask_due = false;       // ask the master once this poll turn, not once per message
+  uint64_t m_bad_messages = 0;  // from site workers
+  std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
+  std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
+  std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
+};
+
+}  // namespace farm::relay_detail
