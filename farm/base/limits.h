@@ -9,4 +9,10 @@ namespace farm {
 // Render threads of one worker, or one node of a simulated cluster.
 inline constexpr int k_max_threads = 4096;
 
+// A worker whose renderer failed this many blocks in a row sits the rest of the job out: a broken
+// node (its renderer missing a library, its disk full) fails a block in milliseconds and would
+// otherwise use up a block's tries while the healthy workers are busy. The master counts a
+// worker's; a relay counts its site workers' (the master does not bench a whole relay).
+inline constexpr int k_max_failures_in_row = 3;
+
 }  // namespace farm

@@ -262,7 +262,9 @@ void Master::on_block_failed(const std::string& identity, Peer& peer, const prot
     m_block_failure = fmt::format("block {}x{} at {},{} of frame {} failed {} times, last on worker {} '{}': {}", b.width,
                                   b.height, b.x, b.y, b.frame, failures, peer.id, peer.name, m.reason);
   }
-  if (++peer.failures_in_row >= k_max_failures_in_row && !m_sitting_out.count(peer.id)) {
+  // A relay's failures are its site workers': the relay benches the broken one, not the master
+  // the whole site.
+  if (peer.site_workers == 0 && ++peer.failures_in_row >= k_max_failures_in_row && !m_sitting_out.count(peer.id)) {
     const std::string why = fmt::format("its renderer failed {} blocks in a row, the last with: {}", peer.failures_in_row,
                                         m.reason);
     spdlog::warn("worker {} '{}' sits the rest of this job out: {}", peer.id, peer.name, why);

@@ -19,6 +19,7 @@
 #include "assets/asset_manifest.h"
 #include "assets/content_hash.h"
 #include "base/json_text.h"
+#include "base/limits.h"
 #include "control/job_controller.h"
 #include "costs/preview_cost_map.h"
 #include "image/image_io.h"
@@ -43,11 +44,6 @@ using Clock = std::chrono::steady_clock;
 // A block whose renders failed this many times (on any workers) ends the job: a renderer that
 // crashes on one region every time would otherwise be given it forever (docs/failures.md).
 inline constexpr int k_max_block_failures = 5;
-
-// A worker whose renderer failed this many blocks in a row sits the rest of the job out: a broken
-// node (its renderer missing a library, its disk full) fails a block in milliseconds and would
-// otherwise use up a block's k_max_block_failures tries while the healthy workers are busy.
-inline constexpr int k_max_failures_in_row = 3;
 
 struct Peer {
   WorkerId id = 0;

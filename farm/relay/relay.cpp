@@ -121,7 +121,14 @@ void Relay::drop_job(const std::string& why) {
   if (!held.empty()) spdlog::warn("relay: {}: the site's {} block(s) in progress are cancelled", why, held.size());
   for (const SiteAssignment& a : held)
     if (const std::string* identity = identity_of(a.worker)) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
-  for (auto& [identity, peer] : m_peers) peer.wanting = 0;
+  for (auto& [identity, peer] : m_peers) {
+    peer.wanting = 0;
+    peer.failures_in_row = 0;
+    if (peer.benched) {  // benched for one job only, as the master does
+      peer.benched = false;
+      m_queue.worker_joined(peer.id, peer.threads);
+    }
+  }
   m_leased_at.clear();
   m_waited.clear();
   m_site_loaded = false;

@@ -45,9 +45,10 @@ void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
     p.id = m_next_peer++;
     p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
     p.last_heard = now();
+    p.threads = static_cast<int>(std::min<uint32_t>(h.threads, k_max_threads));
     it = m_peers.emplace(identity, p).first;
     m_identity_of[p.id] = identity;
-    m_queue.worker_joined(p.id, static_cast<int>(std::min<uint32_t>(h.threads, k_max_threads)));
+    m_queue.worker_joined(p.id, p.threads);
     spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
@@ -71,7 +72,7 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 }
 
 void Relay::serve(const std::string& identity, SitePeer& peer) {
-  if (m_state != State::ready || peer.wanting <= 0) return;
+  if (m_state != State::ready || peer.wanting <= 0 || peer.benched) return;
   for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting)) {
     if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
       m_queue.undeliverable(peer.id, a.local);  // back to the front of the queue
@@ -100,6 +101,7 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
     return;
   }
   m_queue.finished(peer.id, r.attempt);
+  peer.failures_in_row = 0;  // its renderer works
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
   // The time the block waited here is queueing, not the link's: the master's link estimate and
   // waiting times must not see a slow link where the relay only held the block ahead.
@@ -116,7 +118,19 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
   m_queue.finished(peer.id, f.attempt);
   m_waited.erase(lease->upstream);
   f.attempt = lease->upstream;
-  send_up(f);  // the master counts failures and decides where the block goes next
+  send_up(f);  // the master counts the block's failures and decides where it goes next
+  if (++peer.failures_in_row >= k_max_failures_in_row && !peer.benched) {
+    // As the master does with a worker: a broken node must not use up the blocks' tries. Its
+    // other blocks go to the site's other workers, and the master hears of a smaller site.
+    spdlog::warn("relay: site worker {} '{}' sits the rest of this job out: its renderer failed {} blocks in a row, the "
+                 "last with: {}",
+                 peer.id, peer.name, peer.failures_in_row, f.reason);
+    peer.benched = true;
+    peer.wanting = 0;
+    m_queue.worker_left(peer.id);
+    announce_if_changed();
+    serve_all();
+  }
 }
 
 void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size_t size) {

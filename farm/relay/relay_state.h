@@ -28,7 +28,10 @@ struct SitePeer {
   WorkerId id = 0;
   std::string name;
   double last_heard = 0;
+  int threads = 1;
   int wanting = 0;                    // blocks it asked for and has not been given yet
+  int failures_in_row = 0;            // blocks its renderer failed since its last result
+  bool benched = false;               // sits the job out: k_max_failures_in_row failures in a row
   std::set<std::string> assets_sent;  // once per peer: a flood of requests must not fill memory
 };
 
