@@ -168,9 +168,9 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
     if (c->job_id == m_job.job_id) {
       m_leased_at.erase(c->attempt);
       m_waited.erase(c->attempt);
-      if (std::optional<SiteAssignment> holder = m_queue.withdrawn(c->attempt))
-        if (const std::string* identity = identity_of(holder->worker))
-          send_site(*identity, proto::Cancel{m_job.job_id, holder->local});
+      for (const SiteAssignment& holder : m_queue.withdrawn(c->attempt))
+        if (const std::string* identity = identity_of(holder.worker))
+          send_site(*identity, proto::Cancel{m_job.job_id, holder.local});
       m_ask_due = true;  // room under the master's cap
     }
   } else if (const auto* r = std::get_if<proto::Recall>(&message)) {

@@ -1,6 +1,7 @@
 #include "relay/relay_queue.h"
 
 #include <algorithm>
+#include <set>
 
 namespace farm {
 
@@ -11,25 +12,39 @@ void RelayQueue::leased(AttemptId upstream, const Block& block) {
   m_queue.push_back(upstream);
 }
 
-std::optional<SiteAssignment> RelayQueue::withdrawn(AttemptId upstream) {
+std::vector<SiteAssignment> RelayQueue::withdrawn(AttemptId upstream) {
+  std::vector<SiteAssignment> holders;
   auto lease = m_leases.find(upstream);
-  if (lease == m_leases.end()) return std::nullopt;
-  std::optional<SiteAssignment> holder;
-  if (auto local = m_local_of.find(upstream); local != m_local_of.end()) {
-    auto held = m_held.find(local->second);
-    holder = SiteAssignment{held->second.worker, local->second, held->second.lease};
-    if (auto w = m_workers.find(held->second.worker); w != m_workers.end()) w->second.holds.erase(local->second);
-    m_held.erase(held);
-    m_local_of.erase(local);
+  if (lease == m_leases.end()) return holders;
+  if (auto locals = m_locals_of.find(upstream); locals != m_locals_of.end()) {
+    for (AttemptId local : std::vector<AttemptId>(locals->second)) {
+      const Held& h = m_held.at(local);
+      holders.push_back({h.worker, local, h.lease});
+      drop_holder(local);
+    }
   } else {
     m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), upstream), m_queue.end());
   }
   m_leases.erase(lease);
-  return holder;
+  return holders;
+}
+
+bool RelayQueue::drop_holder(AttemptId local) {
+  auto held = m_held.find(local);
+  if (held == m_held.end()) return false;
+  const AttemptId upstream = held->second.lease.upstream;
+  if (auto w = m_workers.find(held->second.worker); w != m_workers.end()) w->second.holds.erase(local);
+  m_held.erase(held);
+  auto locals = m_locals_of.find(upstream);
+  if (locals == m_locals_of.end()) return true;
+  locals->second.erase(std::remove(locals->second.begin(), locals->second.end(), local), locals->second.end());
+  if (!locals->second.empty()) return false;
+  m_locals_of.erase(locals);
+  return true;
 }
 
 bool RelayQueue::recall(AttemptId upstream) {
-  if (m_local_of.count(upstream)) return false;  // started at the site: it stays
+  if (m_locals_of.count(upstream)) return false;  // started at the site: it stays
   auto queued = std::find(m_queue.begin(), m_queue.end(), upstream);
   if (queued == m_queue.end()) return false;
   m_queue.erase(queued);
@@ -49,20 +64,19 @@ void RelayQueue::worker_joined(WorkerId worker, int threads) { m_workers[worker]
 void RelayQueue::worker_left(WorkerId worker) {
   auto it = m_workers.find(worker);
   if (it == m_workers.end()) return;
-  // Back to the front, in the master's order (its ids grow with each lease).
+  // Back to the front, in the master's order (its ids grow with each lease), unless another
+  // worker holds a copy.
   std::vector<AttemptId> back;
-  for (AttemptId local : it->second.holds) {
-    auto held = m_held.find(local);
-    back.push_back(held->second.lease.upstream);
-    m_local_of.erase(held->second.lease.upstream);
-    m_held.erase(held);
+  for (AttemptId local : std::set<AttemptId>(it->second.holds)) {
+    const AttemptId upstream = m_held.at(local).lease.upstream;
+    if (drop_holder(local)) back.push_back(upstream);
   }
   std::sort(back.begin(), back.end());
   m_queue.insert(m_queue.begin(), back.begin(), back.end());
   m_workers.erase(it);
 }
 
-std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits) {
+std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits, double now, double copy_after) {
   std::vector<SiteAssignment> out;
   auto it = m_workers.find(worker);
   if (it == m_workers.end()) return out;
@@ -73,29 +87,56 @@ std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits) {
   for (const auto& [id, o] : m_workers)
     if (id != worker) others_free += std::max(0, o.threads - static_cast<int>(o.holds.size()));
   const int room = relay_holdable(w.threads) - static_cast<int>(w.holds.size());
+  auto hand_out = [&](AttemptId upstream, bool copy) {
+    const AttemptId local = m_next_local++;
+    RelayLease lease{upstream, m_leases.at(upstream)};
+    m_held[local] = Held{worker, lease, now};
+    m_locals_of[upstream].push_back(local);
+    w.holds.insert(local);
+    out.push_back({worker, local, lease, copy});
+  };
   for (int i = 0; i < std::min(credits, room) && !m_queue.empty(); ++i) {
     const bool spare = static_cast<int>(w.holds.size()) >= w.threads;
     if (spare && static_cast<int>(m_queue.size()) <= others_free) break;
     const AttemptId upstream = m_queue.front();
     m_queue.pop_front();
-    const AttemptId local = m_next_local++;
-    RelayLease lease{upstream, m_leases.at(upstream)};
-    m_held[local] = Held{worker, lease};
-    m_local_of[upstream] = local;
-    w.holds.insert(local);
-    out.push_back({worker, local, lease});
+    hand_out(upstream, false);
+  }
+  // Nothing queued: an idle thread takes a copy of the block another worker has held longest
+  // (the lowest local id with one holder) if that is past the threshold; never a second copy,
+  // never its own block.
+  while (copy_after >= 0 && m_queue.empty() && static_cast<int>(out.size()) < credits &&
+         static_cast<int>(w.holds.size()) < w.threads) {
+    std::optional<AttemptId> oldest;
+    for (const auto& [local, h] : m_held) {
+      if (h.worker == worker || m_locals_of.at(h.lease.upstream).size() > 1) continue;
+      if (now - h.since >= copy_after) oldest = h.lease.upstream;
+      break;  // m_held is ordered by local id: the first one found was handed out first
+    }
+    if (!oldest) break;
+    hand_out(*oldest, true);
   }
   return out;
 }
 
-std::optional<RelayLease> RelayQueue::finished(WorkerId worker, AttemptId local) {
+std::optional<RelayLease> RelayQueue::finished(WorkerId worker, AttemptId local, std::vector<SiteAssignment>* cancels) {
   auto held = m_held.find(local);
   if (held == m_held.end() || held->second.worker != worker) return std::nullopt;
-  RelayLease lease = held->second.lease;
-  if (auto w = m_workers.find(worker); w != m_workers.end()) w->second.holds.erase(local);
-  m_local_of.erase(lease.upstream);
+  const RelayLease lease = held->second.lease;
+  for (AttemptId other : std::vector<AttemptId>(m_locals_of.at(lease.upstream))) {
+    if (other != local && cancels) cancels->push_back({m_held.at(other).worker, other, lease});
+    drop_holder(other);
+  }
   m_leases.erase(lease.upstream);
-  m_held.erase(held);
+  return lease;
+}
+
+std::optional<RelayLease> RelayQueue::failed(WorkerId worker, AttemptId local) {
+  auto held = m_held.find(local);
+  if (held == m_held.end() || held->second.worker != worker) return std::nullopt;
+  const RelayLease lease = held->second.lease;
+  if (!drop_holder(local)) return std::nullopt;  // a copy goes on elsewhere
+  m_leases.erase(lease.upstream);
   return lease;
 }
 
@@ -103,10 +144,7 @@ void RelayQueue::undeliverable(WorkerId worker, AttemptId local) {
   auto held = m_held.find(local);
   if (held == m_held.end() || held->second.worker != worker) return;
   const AttemptId upstream = held->second.lease.upstream;
-  if (auto w = m_workers.find(worker); w != m_workers.end()) w->second.holds.erase(local);
-  m_local_of.erase(upstream);
-  m_held.erase(held);
-  m_queue.push_front(upstream);
+  if (drop_holder(local)) m_queue.push_front(upstream);
 }
 
 std::optional<RelayLease> RelayQueue::held_by(WorkerId worker, AttemptId local) const {
@@ -121,7 +159,7 @@ std::vector<SiteAssignment> RelayQueue::clear_leases() {
   m_leases.clear();
   m_queue.clear();
   m_held.clear();
-  m_local_of.clear();
+  m_locals_of.clear();
   for (auto& [id, w] : m_workers) w.holds.clear();
   return out;
 }

@@ -7,6 +7,12 @@
 // then held by that worker under a local attempt id (the master's id never reaches the site, so a
 // site worker cannot name another site's lease). A worker that leaves or dies gives its blocks
 // back to the front of the queue: the site renders them again, the master never notices.
+// Copies inside the site: with the queue empty, a worker with an idle thread gets a copy of the
+// block another worker has held longest, once it has held it past a straggler threshold (a hung
+// render thread whose heartbeats go on would otherwise hold it for ever: the master never copies
+// a block to the participant holding it); the first result wins, the other holder is told to
+// cancel. The threshold keeps copies from taking threads while the queue only waits for the
+// master's next blocks.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +38,7 @@ struct SiteAssignment {
   WorkerId worker = 0;
   AttemptId local = 0;  // the relay's attempt id, what the worker sees
   RelayLease lease;
+  bool copy = false;    // a second holder of a block another worker still renders
 };
 
 class RelayQueue {
@@ -40,8 +47,8 @@ class RelayQueue {
   // ignored).
   void leased(AttemptId upstream, const Block& block);
   // The master cancelled a lease (another copy won, or the job moved on): it leaves the queue,
-  // or the worker holding it is returned, to be told to cancel its local attempt.
-  std::optional<SiteAssignment> withdrawn(AttemptId upstream);
+  // or the workers holding it are returned, to be told to cancel their local attempts.
+  std::vector<SiteAssignment> withdrawn(AttemptId upstream);
   // The master recalls a lease (seed 002's supervisor moves it to another site): true, and it
   // is forgotten, if it was still queued here; false if a site worker holds it (or unknown).
   bool recall(AttemptId upstream);
@@ -55,16 +62,21 @@ class RelayQueue {
   void worker_left(WorkerId worker);
   // The worker asks for up to `credits` blocks: FIFO from the queue, at most what its threads
   // and one spare each can hold; a spare only while the queue also has a block for every idle
-  // thread of the other workers.
-  std::vector<SiteAssignment> request(WorkerId worker, int credits);
+  // thread of the other workers. With the queue empty, its idle threads get copies of blocks held
+  // for `copy_after` seconds or more at `now` (above; copy_after < 0: none).
+  std::vector<SiteAssignment> request(WorkerId worker, int credits, double now = 0, double copy_after = -1);
   // The Assign for `local` could not be sent to `worker`: the block goes back to the front of
   // the queue, its local id forgotten.
   void undeliverable(WorkerId worker, AttemptId local);
   // The lease `worker` holds as `local`, if it does (nothing once cancelled, or stale).
   std::optional<RelayLease> held_by(WorkerId worker, AttemptId local) const;
-  // The worker's result or failure for `local`: the lease to answer upstream, which is then done
-  // here; nothing if `local` is not a block this worker holds (cancelled, or stale).
-  std::optional<RelayLease> finished(WorkerId worker, AttemptId local);
+  // The worker's result for `local`: the lease to answer upstream, which is then done here, and
+  // in `cancels` the other holders of a copy; nothing if `local` is not a block this worker
+  // holds (cancelled, or stale).
+  std::optional<RelayLease> finished(WorkerId worker, AttemptId local, std::vector<SiteAssignment>* cancels = nullptr);
+  // The worker's renderer failed `local`: the lease to report upstream if no other worker holds
+  // a copy of it (then it is done here); nothing otherwise (the copy may still succeed).
+  std::optional<RelayLease> failed(WorkerId worker, AttemptId local);
   // The master is gone or the job ended: every lease is forgotten; the blocks site workers still
   // hold are returned, to be cancelled. The workers stay.
   std::vector<SiteAssignment> clear_leases();
@@ -83,11 +95,14 @@ class RelayQueue {
   struct Held {
     WorkerId worker = 0;
     RelayLease lease;
+    double since = 0;  // when it was handed out
   };
   std::map<AttemptId, Block> m_leases;     // every lease held, by upstream id (queued or held)
   std::deque<AttemptId> m_queue;           // upstream ids not yet handed out, next first
   std::map<AttemptId, Held> m_held;        // by local id
-  std::map<AttemptId, AttemptId> m_local_of;  // upstream id -> local id, while held
+  std::map<AttemptId, std::vector<AttemptId>> m_locals_of;  // upstream id -> local ids holding it
+  // Drops one holder of a lease; true if nobody holds it any more.
+  bool drop_holder(AttemptId local);
   std::map<WorkerId, SiteWorker> m_workers;
   AttemptId m_next_local = 1;
 };

@@ -73,12 +73,17 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 
 void Relay::serve(const std::string& identity, SitePeer& peer) {
   if (m_state != State::ready || peer.wanting <= 0 || peer.benched) return;
-  for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting)) {
+  for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting, now(), copy_after())) {
     if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
       m_queue.undeliverable(peer.id, a.local);  // back to the front of the queue
       break;
     }
     --peer.wanting;
+    if (a.copy) {
+      spdlog::info("relay: site worker {} '{}' renders a copy of a block held for {:.1f} s or more", peer.id, peer.name,
+                   copy_after());
+      continue;  // the block did not wait here: its first holder has it
+    }
     if (auto at = m_leased_at.find(a.lease.upstream); at != m_leased_at.end()) {
       m_waited[a.lease.upstream] += now() - at->second;  // a block given back and out again adds up
       at->second = now();
@@ -100,8 +105,13 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
     spdlog::warn("relay: site worker {} sent a result whose rectangle is not its block's; ignored", peer.id);
     return;
   }
-  m_queue.finished(peer.id, r.attempt);
+  std::vector<SiteAssignment> cancels;
+  m_queue.finished(peer.id, r.attempt, &cancels);
+  for (const SiteAssignment& other : cancels)  // the first result wins; the copy's holder stops
+    if (const std::string* identity = identity_of(other.worker))
+      send_site(*identity, proto::Cancel{m_job.job_id, other.local});
   peer.failures_in_row = 0;  // its renderer works
+  m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * r.render_seconds : r.render_seconds;
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
   // The time the block waited here is queueing, not the link's: the master's link estimate and
   // waiting times must not see a slow link where the relay only held the block ahead.
@@ -115,10 +125,11 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
 void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
   std::optional<RelayLease> lease = m_queue.held_by(peer.id, f.attempt);
   if (f.job_id != m_job.job_id || !lease || !(lease->block == f.rect)) return;
-  m_queue.finished(peer.id, f.attempt);
-  m_waited.erase(lease->upstream);
-  f.attempt = lease->upstream;
-  send_up(f);  // the master counts the block's failures and decides where it goes next
+  if (m_queue.failed(peer.id, f.attempt)) {  // unless a copy of it goes on at the site
+    m_waited.erase(lease->upstream);
+    f.attempt = lease->upstream;
+    send_up(f);  // the master counts the block's failures and decides where it goes next
+  }
   if (++peer.failures_in_row >= k_max_failures_in_row && !peer.benched) {
     // As the master does with a worker: a broken node must not use up the blocks' tries. Its
     // other blocks go to the site's other workers, and the master hears of a smaller site.

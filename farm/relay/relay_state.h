@@ -3,6 +3,7 @@
 // the master of the site's workers). Private to farm/relay.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -74,6 +75,9 @@ class Relay {
   void serve(const std::string& identity, SitePeer& peer);
   void serve_all();
   void forget_silent_workers();
+  // How long a site worker holds a block before an idle one may render a copy (RelayQueue): a
+  // few times the site's recent render time per block, at least a second; -1 before any result.
+  double copy_after() const { return m_block_seconds > 0 ? std::max(1.0, 4 * m_block_seconds) : -1.0; }
   const std::string* identity_of(WorkerId id) const;
 
   const RelayOptions& m_o;
@@ -106,6 +110,7 @@ class Relay {
   bool m_ask_due = false;       // ask the master once this poll turn, not once per message
   uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
+  double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
   std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
 };

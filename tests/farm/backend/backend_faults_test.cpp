@@ -297,4 +297,47 @@ TEST_CASE("backend faults: behind a relay, the relay benches its broken site wor
   fs::remove_all(dir);
 }
 
+TEST_CASE("backend faults: behind a relay, a site worker whose renderer hangs has its block copied inside the site") {
+  if (skip_without_povray()) return;
+  const fs::path dir = ball_scene_dir("povray_hung_site_worker");
+  const std::string scene = (dir / "ball.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
+  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
+  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
+  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
+  std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
+                                         "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
+  master_cmd.insert(master_cmd.end(), size.begin(), size.end());
+  test_process::Child master(master_cmd, (dir / "master.log").string());
+  REQUIRE(master.wait_for_log("listening on", 20));
+  test_process::Child relay({k_farm, "relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--workers",
+                             "2", "--once", "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"},
+                            (dir / "relay.log").string());
+  REQUIRE(relay.wait_for_log("relay listening on", 20));
+  // The first block rendered anywhere stops its povray (SIGSTOP: neither renders nor dies) while
+  // its worker's heartbeats go on. The master sees one participant and never copies a block to
+  // it; only the relay's own copy can finish the job.
+  const std::string hang = "mkdir '" + (dir / "hung").string() + "' 2>/dev/null && kill -STOP $$\n";
+  const std::string path = crashing_povray(dir, hang) + ":/usr/bin:/bin";
+  std::vector<std::unique_ptr<test_process::Child>> workers;
+  for (const char* name : {"w1", "w2"}) {
+    workers.push_back(std::make_unique<test_process::Child>(
+        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--connect", endpoint_from(relay),
+                                 "--threads", "1", "--once", "--name", name, "--cache", (dir / name).string(),
+                                 "--give-up-after", "20"},
+        (dir / (std::string(name) + ".log")).string()));
+  }
+  REQUIRE_MESSAGE(master.wait(120) == 0, std::string(master.log() + relay.log()));
+  CHECK(test_process::same_file(single, render));
+  CHECK_MESSAGE(relay.log().find("renders a copy of a block held for") != std::string::npos, relay.log());
+  CHECK(relay.wait(30) == 0);
+  // The hung one was told to cancel: its worker stops the povray it waited on and ends.
+  for (auto& w : workers) CHECK(w->wait(30) == 0);
+  const std::string logs = workers[0]->log() + workers[1]->log();
+  CHECK_MESSAGE(std::regex_search(logs, std::regex("block 8x8 at [0-9]+,[0-9]+ of frame 1 stopped: povray was killed")),
+                logs);
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

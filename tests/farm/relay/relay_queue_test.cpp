@@ -103,14 +103,14 @@ TEST_CASE("relay queue: a withdrawn lease leaves the queue, or names the worker 
   q.leased(1, block(0));
   q.leased(2, block(16));
   const SiteAssignment a = q.request(1, 1).at(0);
-  CHECK_FALSE(q.withdrawn(2));  // queued: just gone
+  CHECK(q.withdrawn(2).empty());  // queued: just gone
   CHECK(q.queued() == 0);
-  std::optional<SiteAssignment> holder = q.withdrawn(1);
-  REQUIRE(holder);
-  CHECK(holder->worker == 1);
-  CHECK(holder->local == a.local);
+  std::vector<SiteAssignment> holders = q.withdrawn(1);
+  REQUIRE(holders.size() == 1);
+  CHECK(holders[0].worker == 1);
+  CHECK(holders[0].local == a.local);
   CHECK_FALSE(q.finished(1, a.local));  // its result, if it comes, is dropped
-  CHECK_FALSE(q.withdrawn(1));
+  CHECK(q.withdrawn(1).empty());
 }
 
 TEST_CASE("relay queue: an Assign that could not be sent puts its block back at the front") {
@@ -157,6 +157,57 @@ TEST_CASE("relay queue: a recall takes back only what no site worker has started
   REQUIRE(next.size() == 1);
   CHECK(next[0].lease.upstream == 302);
   CHECK(q.wanted(0) == 2 - 2);  // 301 and 302 held, 303 gone
+}
+
+TEST_CASE("relay queue: with nothing queued, an idle thread copies a block held past the threshold") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 1);
+  q.leased(401, block(0));
+  q.leased(402, block(16));
+  const SiteAssignment a = q.request(1, 1, 0.0, 2.0).at(0);   // 401 at t = 0 (worker 1 hangs on it)
+  const SiteAssignment b = q.request(2, 1, 1.0, 2.0).at(0);   // 402 at t = 1
+  CHECK(q.finished(2, b.local));
+  // t = 1.5: nothing queued, 401 held 1.5 s < 2 s: no copy yet; without a threshold none at all.
+  CHECK(q.request(2, 1, 1.5, 2.0).empty());
+  CHECK(q.request(2, 1, 50.0, -1).empty());
+  // t = 2.5: worker 2's idle thread copies it; never a second copy, never its own block.
+  std::vector<SiteAssignment> c = q.request(2, 1, 2.5, 2.0);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].copy);
+  CHECK(c[0].lease.upstream == 401);
+  CHECK(c[0].local != a.local);
+  CHECK(q.request(1, 1, 9.0, 2.0).empty());
+  // The copy wins: its lease is answered once, and worker 1 is named to cancel.
+  std::vector<SiteAssignment> cancels;
+  std::optional<RelayLease> done = q.finished(2, c[0].local, &cancels);
+  REQUIRE(done);
+  CHECK(done->upstream == 401);
+  REQUIRE(cancels.size() == 1);
+  CHECK(cancels[0].worker == 1);
+  CHECK(cancels[0].local == a.local);
+  CHECK_FALSE(q.finished(1, a.local));  // the hung one's result, if it ever comes, is dropped
+  CHECK(q.held() == 0);
+}
+
+TEST_CASE("relay queue: a copy's holder failing or leaving leaves the other copy, and the last one answers") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  q.worker_joined(2, 1);
+  q.leased(501, block(0));
+  const SiteAssignment a = q.request(1, 1, 0.0, 1.0).at(0);
+  const SiteAssignment c = q.request(2, 1, 5.0, 1.0).at(0);
+  REQUIRE(c.copy);
+  CHECK_FALSE(q.failed(2, c.local));  // worker 1 still renders it: nothing to report upstream
+  CHECK(q.held() == 1);
+  const SiteAssignment c2 = q.request(2, 1, 6.0, 1.0).at(0);  // copied again
+  q.worker_left(1);  // the hung worker is declared dead: the copy goes on, nothing is queued
+  CHECK(q.queued() == 0);
+  std::optional<RelayLease> failed = q.failed(2, c2.local);  // the last holder fails: report it
+  REQUIRE(failed);
+  CHECK(failed->upstream == 501);
+  CHECK(q.wanted(0) == 2);  // the lease is gone: room for worker 2's two
+  (void)a;
 }
 
 TEST_SUITE_END();
