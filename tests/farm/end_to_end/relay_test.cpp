@@ -9,6 +9,7 @@
 #include <regex>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "farm/farm_fixture.h"
@@ -53,6 +54,48 @@ TEST_CASE("relay: a master, a relay and two workers behind it render the single 
   // Both loaded the scene from the relay's copy (their own caches were empty).
   CHECK(w1->log().find("scene loaded") != std::string::npos);
   CHECK(w2->log().find("scene loaded") != std::string::npos);
+  CHECK(relay->wait(20) == 0);
+  CHECK(w1->wait(20) == 0);
+  CHECK(w2->wait(20) == 0);
+}
+
+TEST_CASE("relay: the master killed mid-render and resumed on its address, the relay rejoins, every pixel once") {
+  Fixture f("relay_resume", 1024);  // seconds of work: the kill lands mid-render
+  const std::string out = f.path("farm.png"), journal = out + ".journal";
+  auto first = start_master(f, out, {"--block", "8", "--keep-journal"});
+  const std::string endpoint = endpoint_from(*first);
+  auto relay = start_relay(f, endpoint, "site", {"--workers", "2"});
+  auto w1 = start_worker(f, endpoint_from(*relay), "w1");
+  auto w2 = start_worker(f, endpoint_from(*relay), "w2");
+  // Kill once a few blocks are in the journal, with the site's blocks in flight.
+  bool grown = false;
+  for (int i = 0; i < 30000 && !grown && first->poll() < 0; ++i) {
+    std::error_code ec;
+    grown = fs::file_size(journal, ec) > 3000 && !ec;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE_MESSAGE(grown, first->log());
+  first->kill(SIGKILL);
+  REQUIRE(first->wait(10) != 0);
+  // The same command with --resume, on the same address: the relay's connection comes back to a
+  // master that does not know it; it cancels the site's blocks in flight and joins again.
+  Child second({k_farm, "master", f.scene, "-o", out, "--bind", endpoint, "--block", "8", "--keep-journal", "--resume",
+                "--heartbeat", "0.2", "--liveness", "3"},
+               f.path("second.log"));
+  REQUIRE_MESSAGE(second.wait(60) == 0, std::string(second.log() + relay->log()));
+  CHECK(second.log().find("resuming job") != std::string::npos);
+  CHECK(test_process::same_file(out, f.reference));
+  // It joined the job twice: the resumed master did not know it and asked it to join again (or,
+  // had the restart taken longer, it found its master silent and rejoined).
+  const std::string relay_log = relay->log();
+  const size_t joined = relay_log.find("relay joined job");
+  CHECK_MESSAGE((joined != std::string::npos && relay_log.find("relay joined job", joined + 1) != std::string::npos),
+                relay_log);
+  int code = -1;
+  Child check({k_farm, "journal", journal, "--complete"}, f.path("journal.log"));
+  code = check.wait(30);
+  CHECK_MESSAGE(code == 0, check.log());
+  CHECK(check.log().find("exactly once: yes, every pixel committed") != std::string::npos);
   CHECK(relay->wait(20) == 0);
   CHECK(w1->wait(20) == 0);
   CHECK(w2->wait(20) == 0);
