@@ -46,6 +46,7 @@ void Master::forget(WorkerId worker) {
   for (auto r = m_recalling.begin(); r != m_recalling.end();) r = r->second == worker ? m_recalling.erase(r) : std::next(r);
   for (auto r = m_recall_for.begin(); r != m_recall_for.end();)
     r = r->first == worker || r->second == worker ? m_recall_for.erase(r) : std::next(r);
+  m_recall_sent.erase(worker);
 }
 
 // Called between messages (never inside a handler that still holds a Peer&): the peer leaves
@@ -153,6 +154,19 @@ void Master::on_request(const std::string& identity, Peer& peer, const proto::Wo
 
 bool Master::recall_for(const Peer& dry) {
   if (!m_o.recall) return false;
+  // A recall unanswered for a liveness period is given up (its answer was lost): the relay keeps
+  // those leases, and neither it nor the dry relay waits on it any longer.
+  const double expiry = m_o.scheduling.heartbeat_interval * m_o.scheduling.liveness;
+  for (auto sent = m_recall_sent.begin(); sent != m_recall_sent.end();) {
+    if (now() - sent->second < expiry) {
+      ++sent;
+      continue;
+    }
+    const WorkerId victim = sent->first;
+    for (auto r = m_recalling.begin(); r != m_recalling.end();) r = r->second == victim ? m_recalling.erase(r) : std::next(r);
+    m_recall_for.erase(victim);
+    sent = m_recall_sent.erase(sent);
+  }
   for (const auto& [victim, for_whom] : m_recall_for)
     if (for_whom == dry.id) return true;  // one recall at a time for a relay: wait for its answer
   std::set<AttemptId> in_flight;
@@ -167,6 +181,7 @@ bool Master::recall_for(const Peer& dry) {
   if (!send(identity->second, proto::Recall{m_job_id, plan.attempts})) return false;
   for (AttemptId a : plan.attempts) m_recalling[a] = plan.from;
   m_recall_for[plan.from] = dry.id;
+  m_recall_sent[plan.from] = now();
   ++m_recalls;
   auto from = m_peers.find(identity->second);
   spdlog::info("recalling {} unstarted block(s) from relay {} '{}' for relay {} '{}' ({})", plan.attempts.size(), plan.from,
@@ -192,8 +207,12 @@ void Master::on_released(Peer& peer, const proto::Released& m) {
   m_recalled_blocks += back;
   // What it said was queued is less now; if it kept some it had started them: none is left.
   peer.queued = back < asked ? 0 : std::max(0, peer.queued - static_cast<int>(back));
+  m_recall_sent.erase(peer.id);
   auto waiting = m_recall_for.find(peer.id);
-  if (waiting == m_recall_for.end()) return;
+  if (waiting == m_recall_for.end()) {
+    if (back > 0) spdlog::info("relay {} '{}' gave back {} block(s): nobody at its site can render them", peer.id, peer.name, back);
+    return;
+  }
   const WorkerId dry = waiting->second;
   m_recall_for.erase(waiting);
   spdlog::info("relay {} '{}' gave back {} block(s) unstarted", peer.id, peer.name, back);

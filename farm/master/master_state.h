@@ -120,6 +120,7 @@ class Master {
   // each recall is for (the recalled relay -> the dry one), to serve it when they come back.
   std::map<AttemptId, WorkerId> m_recalling;
   std::map<WorkerId, WorkerId> m_recall_for;
+  std::map<WorkerId, double> m_recall_sent;  // the recalled relay -> when (an unanswered recall expires)
   uint64_t m_recalls = 0, m_recalled_blocks = 0;
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)

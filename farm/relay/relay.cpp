@@ -57,14 +57,26 @@ void Relay::announce_if_changed() {
   if (m_up && m_state != State::detached && site_size() != m_announced) send_hello();
 }
 
-void Relay::send_up(const proto::Message& m) {
-  if (!m_up) return;
+bool Relay::send_up(const proto::Message& m) {
+  if (!m_up) return false;
   std::vector<uint8_t> bytes = proto::encode(m);
   try {
-    (void)m_up->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    return m_up->send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
   } catch (const zmq::error_t& e) {
     spdlog::debug("relay: send upstream failed: {}", e.what());
+    return false;
   }
+}
+
+bool Relay::give_back(const std::vector<AttemptId>& attempts) {
+  // Sent first, forgotten after: leases the master never hears of must stay here.
+  if (!send_up(proto::Released{m_job.job_id, attempts})) return false;
+  for (AttemptId attempt : attempts) {
+    m_queue.recall(attempt);
+    m_leased_at.erase(attempt);
+    m_waited.erase(attempt);
+  }
+  return true;
 }
 
 void Relay::on_welcome(const proto::Welcome& w) {
@@ -131,6 +143,7 @@ void Relay::drop_job(const std::string& why) {
   }
   m_leased_at.clear();
   m_waited.clear();
+  m_said_sitting_out = false;
   m_site_loaded = false;
   m_state = State::detached;
 }
@@ -175,17 +188,13 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
     }
   } else if (const auto* r = std::get_if<proto::Recall>(&message)) {
     if (r->job_id == m_job.job_id && m_state == State::ready) {
-      // Only what no site worker has started goes back; the master moves it to another site.
-      proto::Released back{m_job.job_id, {}};
-      for (AttemptId attempt : r->attempts) {
-        if (!m_queue.recall(attempt)) continue;
-        m_leased_at.erase(attempt);
-        m_waited.erase(attempt);
-        back.attempts.push_back(attempt);
-      }
-      spdlog::info("relay: the master recalled {} block(s); {} were not started and go back", r->attempts.size(),
-                   back.attempts.size());
-      send_up(back);  // answered even when empty: the master stops waiting for them
+      // Only what no site worker has been given goes back (those named, or other queued ones as
+      // many); the master moves them to another site. Answered even when empty: the master
+      // stops waiting for them.
+      const std::vector<AttemptId> back = m_queue.recallable(r->attempts);
+      const bool sent = give_back(back);
+      spdlog::info("relay: the master recalled {} block(s); {} were not handed out{}", r->attempts.size(), back.size(),
+                   sent ? " and go back" : ", but the answer could not be sent: they stay");
     }
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
     if (h->ping) send_up(proto::Heartbeat{h->sequence, false});

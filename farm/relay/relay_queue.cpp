@@ -52,7 +52,18 @@ bool RelayQueue::recall(AttemptId upstream) {
   return true;
 }
 
+std::vector<AttemptId> RelayQueue::recallable(const std::vector<AttemptId>& upstream) const {
+  std::vector<AttemptId> out;
+  const std::set<AttemptId> queued(m_queue.begin(), m_queue.end());
+  for (AttemptId a : upstream)
+    if (queued.count(a) && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  for (auto it = m_queue.rbegin(); it != m_queue.rend() && out.size() < upstream.size(); ++it)
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  return out;
+}
+
 int RelayQueue::wanted(int spare) const {
+  if (m_workers.empty()) return 0;
   int capacity = 0;
   for (const auto& [id, w] : m_workers) capacity += relay_holdable(w.threads);
   const int target = capacity + std::max(0, spare);
@@ -61,19 +72,22 @@ int RelayQueue::wanted(int spare) const {
 
 void RelayQueue::worker_joined(WorkerId worker, int threads) { m_workers[worker].threads = std::max(1, threads); }
 
-void RelayQueue::worker_left(WorkerId worker) {
+std::vector<SiteAssignment> RelayQueue::worker_left(WorkerId worker) {
+  std::vector<SiteAssignment> held;
   auto it = m_workers.find(worker);
-  if (it == m_workers.end()) return;
+  if (it == m_workers.end()) return held;
   // Back to the front, in the master's order (its ids grow with each lease), unless another
   // worker holds a copy.
   std::vector<AttemptId> back;
   for (AttemptId local : std::set<AttemptId>(it->second.holds)) {
-    const AttemptId upstream = m_held.at(local).lease.upstream;
-    if (drop_holder(local)) back.push_back(upstream);
+    const RelayLease lease = m_held.at(local).lease;
+    held.push_back({worker, local, lease});
+    if (drop_holder(local)) back.push_back(lease.upstream);
   }
   std::sort(back.begin(), back.end());
   m_queue.insert(m_queue.begin(), back.begin(), back.end());
   m_workers.erase(it);
+  return held;
 }
 
 std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits, double now, double copy_after) {

@@ -52,14 +52,21 @@ class RelayQueue {
   // The master recalls a lease (seed 002's supervisor moves it to another site): true, and it
   // is forgotten, if it was still queued here; false if a site worker holds it (or unknown).
   bool recall(AttemptId upstream);
+  // What a recall of `upstream` ids would give back without changing anything: those of them
+  // still queued, then, up to as many as asked, other queued leases, newest first (the master
+  // names its newest leases, but a block given back by a site worker is queued again in front).
+  std::vector<AttemptId> recallable(const std::vector<AttemptId>& upstream) const;
+  std::vector<AttemptId> queued_ids() const { return {m_queue.begin(), m_queue.end()}; }
   // Leases to ask the master for so that the site holds what its workers can take plus `spare`
-  // unstarted blocks (what covers the round trip to the master); 0 when it holds enough.
+  // unstarted blocks (what covers the round trip to the master); 0 when it holds enough, and
+  // with no site worker (nobody would render them).
   int wanted(int spare) const;
 
   // Downstream. A site worker joined with `threads` render threads, or left (cleanly or declared
   // dead): its blocks go back to the front of the queue, their local ids forgotten.
   void worker_joined(WorkerId worker, int threads);
-  void worker_left(WorkerId worker);
+  // Returns what it held (to be cancelled, if it is still there).
+  std::vector<SiteAssignment> worker_left(WorkerId worker);
   // The worker asks for up to `credits` blocks: FIFO from the queue, at most what its threads
   // and one spare each can hold; a spare only while the queue also has a block for every idle
   // thread of the other workers. With the queue empty, its idle threads get copies of blocks held

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/limits.h"
 #include "relay/relay_state.h"
@@ -73,9 +74,12 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 
 void Relay::serve(const std::string& identity, SitePeer& peer) {
   if (m_state != State::ready || peer.wanting <= 0 || peer.benched) return;
-  for (const SiteAssignment& a : m_queue.request(peer.id, peer.wanting, now(), copy_after())) {
+  const std::vector<SiteAssignment> given = m_queue.request(peer.id, peer.wanting, now(), copy_after());
+  for (size_t i = 0; i < given.size(); ++i) {
+    const SiteAssignment& a = given[i];
     if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
-      m_queue.undeliverable(peer.id, a.local);  // back to the front of the queue
+      // This one and the rest of the batch back to the front of the queue, in their order.
+      for (size_t j = given.size(); j-- > i;) m_queue.undeliverable(peer.id, given[j].local);
       break;
     }
     --peer.wanting;
@@ -111,7 +115,10 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
     if (const std::string* identity = identity_of(other.worker))
       send_site(*identity, proto::Cancel{m_job.job_id, other.local});
   peer.failures_in_row = 0;  // its renderer works
-  m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * r.render_seconds : r.render_seconds;
+  m_leased_at.erase(lease->upstream);
+  // A nonsense time (from a hostile or broken worker) must not switch the site's copies off.
+  if (std::isfinite(r.render_seconds) && r.render_seconds >= 0 && r.render_seconds < 1e6)
+    m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * r.render_seconds : r.render_seconds;
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
   // The time the block waited here is queueing, not the link's: the master's link estimate and
   // waiting times must not see a slow link where the relay only held the block ahead.
@@ -127,6 +134,7 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
   if (f.job_id != m_job.job_id || !lease || !(lease->block == f.rect)) return;
   if (m_queue.failed(peer.id, f.attempt)) {  // unless a copy of it goes on at the site
     m_waited.erase(lease->upstream);
+    m_leased_at.erase(lease->upstream);
     f.attempt = lease->upstream;
     send_up(f);  // the master counts the block's failures and decides where it goes next
   }
@@ -138,9 +146,29 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
                  peer.id, peer.name, peer.failures_in_row, f.reason);
     peer.benched = true;
     peer.wanting = 0;
-    m_queue.worker_left(peer.id);
+    // What it still held goes to the others; it stops rendering those.
+    const std::string* identity = identity_of(peer.id);
+    for (const SiteAssignment& a : m_queue.worker_left(peer.id))
+      if (identity) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
     announce_if_changed();
     serve_all();
+    check_site_left();
+  }
+}
+
+void Relay::check_site_left() {
+  if (m_state != State::ready || !m_queue.workers().empty()) return;
+  if (m_queue.queued() > 0 && give_back(m_queue.queued_ids()))
+    spdlog::warn("relay: no site worker can render: the site's queued blocks go back to the master");
+  size_t benched = 0;
+  for (const auto& [identity, peer] : m_peers) benched += peer.benched ? 1 : 0;
+  if (benched > 0 && benched == m_peers.size() && !m_said_sitting_out) {
+    // As a worker whose renderer cannot take part: the master goes on without this site (and
+    // ends the job, saying why, if nobody else is left).
+    m_said_sitting_out = send_up(proto::Error{
+        proto::ErrorCode::internal,
+        "every worker of relay '" + m_name + "' sits this job out: their renderers failed " +
+            std::to_string(k_max_failures_in_row) + " blocks in a row"});
   }
 }
 
@@ -197,6 +225,7 @@ void Relay::forget_silent_workers() {
     m_identity_of.erase(it->second.id);
     it = m_peers.erase(it);
   }
+  check_site_left();
   announce_if_changed();
   serve_all();
   m_ask_due = true;  // the site's want changed

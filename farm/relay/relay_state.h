@@ -55,7 +55,12 @@ class Relay {
   void send_hello();
   std::pair<int, int> site_size() const;
   void announce_if_changed();
-  void send_up(const proto::Message& m);
+  bool send_up(const proto::Message& m);
+  // Released for `attempts` (queued here): true, and they are forgotten, once it is sent.
+  bool give_back(const std::vector<AttemptId>& attempts);
+  // Nobody at the site can render (every worker gone or benched): the queued leases go back to
+  // the master, and a site whose every worker is benched says it sits the job out.
+  void check_site_left();
   std::optional<RunStatus> on_upstream(const proto::Message& m);
   void on_welcome(const proto::Welcome& w);
   void on_asset(const proto::AssetData& a);
@@ -111,6 +116,7 @@ class Relay {
   uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
+  bool m_said_sitting_out = false;  // told the master this job's site is all benched
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
   std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
 };

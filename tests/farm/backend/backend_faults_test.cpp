@@ -340,4 +340,40 @@ TEST_CASE("backend faults: behind a relay, a site worker whose renderer hangs ha
   fs::remove_all(dir);
 }
 
+TEST_CASE("backend faults: a relay whose every site worker is benched gives its blocks back and sits the job out") {
+  if (skip_without_povray()) return;
+  const fs::path dir = ball_scene_dir("povray_broken_site");
+  const std::string scene = (dir / "ball.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
+  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
+  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
+  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
+  std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
+                                         "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
+  master_cmd.insert(master_cmd.end(), size.begin(), size.end());
+  test_process::Child master(master_cmd, (dir / "master.log").string());
+  REQUIRE(master.wait_for_log("listening on", 20));
+  test_process::Child relay({k_farm, "relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--once",
+                             "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"},
+                            (dir / "relay.log").string());
+  REQUIRE(relay.wait_for_log("relay listening on", 20));
+  // The site's only worker has a povray that fails every block; a healthy worker joins the master
+  // directly once the site holds blocks. Before, the relay kept them with nobody to render them.
+  const std::string broken = crashing_povray(dir, "kill -9 $$\n") + ":/usr/bin:/bin";
+  test_process::Child site_worker({"/usr/bin/env", "PATH=" + broken, k_farm, "worker", "--connect", endpoint_from(relay),
+                                   "--threads", "1", "--once", "--name", "broken", "--cache", (dir / "wb").string(),
+                                   "--give-up-after", "20"},
+                                  (dir / "broken.log").string());
+  REQUIRE(relay.wait_for_log("sits the rest of this job out", 60));
+  test_process::Child healthy({k_farm, "worker", "--connect", endpoint_from(master), "--threads", "1", "--once", "--name",
+                               "healthy", "--cache", (dir / "wh").string(), "--give-up-after", "20"},
+                              (dir / "healthy.log").string());
+  REQUIRE_MESSAGE(master.wait(120) == 0, std::string(master.log() + relay.log()));
+  CHECK(test_process::same_file(single, render));
+  CHECK_MESSAGE(relay.log().find("no site worker can render") != std::string::npos, relay.log());
+  CHECK_MESSAGE(master.log().find("sits this job out: every worker of relay") != std::string::npos, master.log());
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

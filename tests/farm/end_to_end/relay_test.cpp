@@ -123,7 +123,7 @@ TEST_CASE("relay: a site that runs dry gets unstarted blocks recalled from anoth
   REQUIRE(std::regex_search(json, m, std::regex("\"recalled_blocks\": ([0-9]+)")));
   CHECK_MESSAGE(std::stoi(m[1]) > 0, std::string(master->log() + slow->log()));
   CHECK(json.find("\"outcome\": \"recalled\"") != std::string::npos);
-  CHECK(slow->log().find("were not started and go back") != std::string::npos);
+  CHECK(slow->log().find("were not handed out and go back") != std::string::npos);
   CHECK(fast->wait(20) == 0);
   CHECK(slow->wait(20) == 0);
 }

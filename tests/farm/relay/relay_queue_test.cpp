@@ -210,4 +210,21 @@ TEST_CASE("relay queue: a copy's holder failing or leaving leaves the other copy
   (void)a;
 }
 
+TEST_CASE("relay queue: a recall gives back what is queued, those named first, then the newest, as many") {
+  RelayQueue q;
+  q.worker_joined(1, 1);
+  for (AttemptId a = 601; a <= 605; ++a) q.leased(a, block(static_cast<int>(a - 601) * 16));
+  const SiteAssignment held = q.request(1, 1).at(0);  // 601 handed out
+  // 601 is held: not given; 605 named and queued; then the newest others up to three in all.
+  CHECK(q.recallable({601, 605, 999}) == std::vector<AttemptId>{605, 604, 603});
+  CHECK(q.queued() == 4);  // only a question
+  CHECK(q.queued_ids() == std::vector<AttemptId>{602, 603, 604, 605});
+  // The worker leaves: what it held is returned (to cancel) and queued again, in front.
+  std::vector<SiteAssignment> left = q.worker_left(1);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].local == held.local);
+  CHECK(q.queued_ids() == std::vector<AttemptId>{601, 602, 603, 604, 605});
+  CHECK(q.wanted(4) == 0);  // no site worker: nothing to ask for
+}
+
 TEST_SUITE_END();
