@@ -258,122 +258,99 @@ TEST_CASE("backend faults: a worker whose renderer fails every block sits the jo
   fs::remove_all(dir);
 }
 
+namespace {
+
+// The ball scene at 64x32 in POV-Ray 8x8 blocks behind a relay: `farm single`'s image, a master
+// (fixed blocks) and a relay (`relay_args` added), both started; site workers are the test's.
+struct RelayedBall {
+  fs::path dir;
+  std::string scene, single, render;
+  std::unique_ptr<test_process::Child> master, relay;
+
+  RelayedBall(const std::string& name, std::vector<std::string> relay_args) : dir(ball_scene_dir(name)) {
+    scene = (dir / "ball.pov").string();
+    single = (dir / "single.png").string();
+    render = (dir / "render.png").string();
+    const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
+    std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
+    single_cmd.insert(single_cmd.end(), size.begin(), size.end());
+    REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
+    std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
+                                           "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
+    master_cmd.insert(master_cmd.end(), size.begin(), size.end());
+    master = std::make_unique<test_process::Child>(master_cmd, (dir / "master.log").string());
+    REQUIRE(master->wait_for_log("listening on", 20));
+    std::vector<std::string> args = {k_farm, "relay", "--connect", endpoint_from(*master), "--bind", "tcp://127.0.0.1:*",
+                                     "--once", "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"};
+    args.insert(args.end(), relay_args.begin(), relay_args.end());
+    relay = std::make_unique<test_process::Child>(args, (dir / "relay.log").string());
+    REQUIRE(relay->wait_for_log("relay listening on", 20));
+  }
+  ~RelayedBall() { fs::remove_all(dir); }
+
+  // A one-thread worker named `name` with `path` as its PATH (a fake povray first), joining `at`.
+  std::unique_ptr<test_process::Child> worker(const std::string& name, const std::string& path, const std::string& at) {
+    return std::make_unique<test_process::Child>(
+        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--connect", at, "--threads", "1",
+                                 "--once", "--name", name, "--cache", (dir / name).string(), "--give-up-after", "20"},
+        (dir / (name + ".log")).string());
+  }
+  std::string logs() const { return master->log() + relay->log(); }
+};
+
+}  // namespace
+
 TEST_CASE("backend faults: behind a relay, the relay benches its broken site worker, not the master the site") {
   if (skip_without_povray()) return;
-  const fs::path dir = ball_scene_dir("povray_broken_site_worker");
-  const std::string scene = (dir / "ball.pov").string();
-  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
-  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
-  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
-  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
-  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
-  std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
-                                         "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
-  master_cmd.insert(master_cmd.end(), size.begin(), size.end());
-  test_process::Child master(master_cmd, (dir / "master.log").string());
-  REQUIRE(master.wait_for_log("listening on", 20));
-  test_process::Child relay({k_farm, "relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--workers",
-                             "2", "--once", "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"},
-                            (dir / "relay.log").string());
-  REQUIRE(relay.wait_for_log("relay listening on", 20));
+  RelayedBall b("povray_broken_site_worker", {"--workers", "2"});
   // Both site workers run the fake povray; the first to render a block fails every one.
-  const std::string path = crashing_povray(dir, one_worker(dir)) + ":/usr/bin:/bin";
-  std::vector<std::unique_ptr<test_process::Child>> workers;
-  for (const char* name : {"w1", "w2"}) {
-    workers.push_back(std::make_unique<test_process::Child>(
-        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--connect", endpoint_from(relay),
-                                 "--threads", "1", "--once", "--name", name, "--cache", (dir / name).string(),
-                                 "--give-up-after", "20"},
-        (dir / (std::string(name) + ".log")).string()));
-  }
-  REQUIRE_MESSAGE(master.wait(120) == 0, std::string(master.log() + relay.log()));
-  CHECK(test_process::same_file(single, render));
-  CHECK_MESSAGE(std::regex_search(relay.log(), std::regex("site worker [12] 'w[12]' sits the rest of this job out: its "
-                                                          "renderer failed 3 blocks in a row")),
-                relay.log());
-  CHECK_MESSAGE(master.log().find("sits the rest of this job out") == std::string::npos, master.log());
-  CHECK(master.log().find("now has 1 thread(s) and 1 site worker(s)") != std::string::npos);
-  CHECK(relay.wait(30) == 0);
-  fs::remove_all(dir);
+  const std::string path = crashing_povray(b.dir, one_worker(b.dir)) + ":/usr/bin:/bin";
+  auto w1 = b.worker("w1", path, endpoint_from(*b.relay));
+  auto w2 = b.worker("w2", path, endpoint_from(*b.relay));
+  REQUIRE_MESSAGE(b.master->wait(120) == 0, b.logs());
+  CHECK(test_process::same_file(b.single, b.render));
+  CHECK_MESSAGE(std::regex_search(b.relay->log(), std::regex("site worker [12] 'w[12]' sits the rest of this job out: its "
+                                                             "renderer failed 3 blocks in a row")),
+                b.relay->log());
+  CHECK_MESSAGE(b.master->log().find("sits the rest of this job out") == std::string::npos, b.master->log());
+  CHECK(b.master->log().find("now has 1 thread(s) and 1 site worker(s)") != std::string::npos);
+  CHECK(b.relay->wait(30) == 0);
 }
 
 TEST_CASE("backend faults: behind a relay, a site worker whose renderer hangs has its block copied inside the site") {
   if (skip_without_povray()) return;
-  const fs::path dir = ball_scene_dir("povray_hung_site_worker");
-  const std::string scene = (dir / "ball.pov").string();
-  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
-  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
-  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
-  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
-  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
-  std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
-                                         "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
-  master_cmd.insert(master_cmd.end(), size.begin(), size.end());
-  test_process::Child master(master_cmd, (dir / "master.log").string());
-  REQUIRE(master.wait_for_log("listening on", 20));
-  test_process::Child relay({k_farm, "relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--workers",
-                             "2", "--once", "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"},
-                            (dir / "relay.log").string());
-  REQUIRE(relay.wait_for_log("relay listening on", 20));
+  RelayedBall b("povray_hung_site_worker", {"--workers", "2"});
   // The first block rendered anywhere stops its povray (SIGSTOP: neither renders nor dies) while
   // its worker's heartbeats go on. The master sees one participant and never copies a block to
   // it; only the relay's own copy can finish the job.
-  const std::string hang = "mkdir '" + (dir / "hung").string() + "' 2>/dev/null && kill -STOP $$\n";
-  const std::string path = crashing_povray(dir, hang) + ":/usr/bin:/bin";
-  std::vector<std::unique_ptr<test_process::Child>> workers;
-  for (const char* name : {"w1", "w2"}) {
-    workers.push_back(std::make_unique<test_process::Child>(
-        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--connect", endpoint_from(relay),
-                                 "--threads", "1", "--once", "--name", name, "--cache", (dir / name).string(),
-                                 "--give-up-after", "20"},
-        (dir / (std::string(name) + ".log")).string()));
-  }
-  REQUIRE_MESSAGE(master.wait(120) == 0, std::string(master.log() + relay.log()));
-  CHECK(test_process::same_file(single, render));
-  CHECK_MESSAGE(relay.log().find("renders a copy of a block held for") != std::string::npos, relay.log());
-  CHECK(relay.wait(30) == 0);
+  const std::string hang = "mkdir '" + (b.dir / "hung").string() + "' 2>/dev/null && kill -STOP $$\n";
+  const std::string path = crashing_povray(b.dir, hang) + ":/usr/bin:/bin";
+  auto w1 = b.worker("w1", path, endpoint_from(*b.relay));
+  auto w2 = b.worker("w2", path, endpoint_from(*b.relay));
+  REQUIRE_MESSAGE(b.master->wait(120) == 0, b.logs());
+  CHECK(test_process::same_file(b.single, b.render));
+  CHECK_MESSAGE(b.relay->log().find("renders a copy of a block held for") != std::string::npos, b.relay->log());
+  CHECK(b.relay->wait(30) == 0);
   // The hung one was told to cancel: its worker stops the povray it waited on and ends.
-  for (auto& w : workers) CHECK(w->wait(30) == 0);
-  const std::string logs = workers[0]->log() + workers[1]->log();
+  CHECK(w1->wait(30) == 0);
+  CHECK(w2->wait(30) == 0);
+  const std::string logs = w1->log() + w2->log();
   CHECK_MESSAGE(std::regex_search(logs, std::regex("block 8x8 at [0-9]+,[0-9]+ of frame 1 stopped: povray was killed")),
                 logs);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("backend faults: a relay whose every site worker is benched gives its blocks back and sits the job out") {
   if (skip_without_povray()) return;
-  const fs::path dir = ball_scene_dir("povray_broken_site");
-  const std::string scene = (dir / "ball.pov").string();
-  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
-  const std::vector<std::string> size = {"--width", "64", "--height", "32", "--renderer-options", "+BS8"};
-  std::vector<std::string> single_cmd = {k_farm, "single", scene, "-o", single};
-  single_cmd.insert(single_cmd.end(), size.begin(), size.end());
-  REQUIRE(test_process::run(single_cmd, (dir / "single.log").string(), 120) == 0);
-  std::vector<std::string> master_cmd = {k_farm, "master", scene, "-o", render, "--bind", "tcp://127.0.0.1:*",
-                                         "--policy", "fixed", "--block", "8", "--give-up-after", "60"};
-  master_cmd.insert(master_cmd.end(), size.begin(), size.end());
-  test_process::Child master(master_cmd, (dir / "master.log").string());
-  REQUIRE(master.wait_for_log("listening on", 20));
-  test_process::Child relay({k_farm, "relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--once",
-                             "--cache", (dir / "relay_cache").string(), "--give-up-after", "20"},
-                            (dir / "relay.log").string());
-  REQUIRE(relay.wait_for_log("relay listening on", 20));
+  RelayedBall b("povray_broken_site", {});
   // The site's only worker has a povray that fails every block; a healthy worker joins the master
   // directly once the site holds blocks. Before, the relay kept them with nobody to render them.
-  const std::string broken = crashing_povray(dir, "kill -9 $$\n") + ":/usr/bin:/bin";
-  test_process::Child site_worker({"/usr/bin/env", "PATH=" + broken, k_farm, "worker", "--connect", endpoint_from(relay),
-                                   "--threads", "1", "--once", "--name", "broken", "--cache", (dir / "wb").string(),
-                                   "--give-up-after", "20"},
-                                  (dir / "broken.log").string());
-  REQUIRE(relay.wait_for_log("sits the rest of this job out", 60));
-  test_process::Child healthy({k_farm, "worker", "--connect", endpoint_from(master), "--threads", "1", "--once", "--name",
-                               "healthy", "--cache", (dir / "wh").string(), "--give-up-after", "20"},
-                              (dir / "healthy.log").string());
-  REQUIRE_MESSAGE(master.wait(120) == 0, std::string(master.log() + relay.log()));
-  CHECK(test_process::same_file(single, render));
-  CHECK_MESSAGE(relay.log().find("no site worker can render") != std::string::npos, relay.log());
-  CHECK_MESSAGE(master.log().find("sits this job out: every worker of relay") != std::string::npos, master.log());
-  fs::remove_all(dir);
+  auto broken = b.worker("broken", crashing_povray(b.dir, "kill -9 $$\n") + ":/usr/bin:/bin", endpoint_from(*b.relay));
+  REQUIRE(b.relay->wait_for_log("sits the rest of this job out", 60));
+  auto healthy = b.worker("healthy", "/usr/bin:/bin", endpoint_from(*b.master));
+  REQUIRE_MESSAGE(b.master->wait(120) == 0, b.logs());
+  CHECK(test_process::same_file(b.single, b.render));
+  CHECK_MESSAGE(b.relay->log().find("no site worker can render") != std::string::npos, b.relay->log());
+  CHECK_MESSAGE(b.master->log().find("sits this job out: every worker of relay") != std::string::npos, b.master->log());
 }
 
 TEST_SUITE_END();
