@@ -2,6 +2,7 @@
 #include "base/limits.h"
 #include "base/file_checks.h"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 
@@ -50,7 +51,7 @@ void read_link(const TableReader& r, WorkerGroupSpec& g) {
 WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults, size_t index) {
   std::vector<std::string> allowed = {"name", "count", "speed", "threads", "prefetch", "join",
                                       "startup", "leave", "fail", "block_overhead_ms", "cpu_quota",
-                                      "quota_period_ms"};
+                                      "quota_period_ms", "site"};
   allowed.insert(allowed.end(), k_link_keys.begin(), k_link_keys.end());
   r.check_keys(allowed);
   WorkerGroupSpec g = defaults;
@@ -72,7 +73,34 @@ WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults
   if (g.cpu_quota.lo > 0 && g.cpu_quota.lo * g.quota_period_ms < 1)
     r.fail_at("cpu_quota", "'cpu_quota' x 'quota_period_ms' must be at least 1 ms of CPU per period (as the kernel's)");
   read_link(r, g);
+  g.site = r.get_string("site").value_or("");
   return g;
+}
+
+SiteSpec read_site(const TableReader& r, size_t index) {
+  r.check_keys({"name", "latency_ms", "bandwidth_mbit", "spare"});
+  SiteSpec s;
+  s.name = r.get_string("name").value_or("site" + std::to_string(index + 1));
+  if (s.name.empty()) r.fail_at("name", "a site's 'name' must not be empty");
+  s.latency_ms = read_range(r, "latency_ms", s.latency_ms, 0, 60'000);
+  s.bandwidth_mbit = read_range(r, "bandwidth_mbit", s.bandwidth_mbit, 0, 1e6);
+  s.spare = static_cast<int>(r.get_int("spare", 4, 0, 1 << 20));
+  return s;
+}
+
+// The [[site]]s, before the groups that name them; names are unique.
+void read_sites(const rt::TomlDocument& doc, const TableReader& root, ClusterSpec& spec) {
+  const toml::value* sites = root.find("site");
+  if (!sites) return;
+  if (!sites->is_array()) root.fail_at("site", "'site' must be an array of tables (write [[site]] sections)");
+  for (const toml::value& t : sites->as_array()) {
+    if (!t.is_table()) doc.fail(doc.loc(t), "'site' must hold tables (write [[site]] sections)");
+    const TableReader r(doc, t, "[[site]]");
+    SiteSpec s = read_site(r, spec.sites.size());
+    for (const SiteSpec& earlier : spec.sites)
+      if (earlier.name == s.name) r.fail_at("name", "duplicate site " + rt::quote_name(s.name) + " (site names must be unique)");
+    spec.sites.push_back(std::move(s));
+  }
 }
 
 double draw(const SimRange& r, std::mt19937_64& rng) {
@@ -91,7 +119,7 @@ int ClusterSpec::total_workers() const {
 ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file) {
   rt::TomlDocument doc(text, file);
   TableReader root(doc, doc.root(), "the cluster file");
-  root.check_keys({"network", "per_block_overhead_ms", "group"});
+  root.check_keys({"network", "per_block_overhead_ms", "site", "group"});
   ClusterSpec spec;
   spec.file = file;
   spec.per_block_overhead = root.get_float("per_block_overhead_ms", 0.15f, rt::NumRange::closed(0, 1e6)) / 1000.0;
@@ -102,6 +130,7 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file)
     nr.check_keys(k_link_keys);
     read_link(nr, defaults);
   }
+  read_sites(doc, root, spec);
   const toml::value* groups = root.find("group");
   if (!groups) root.fail("no workers: add at least one [[group]] with a count");
   if (!groups->is_array()) root.fail_at("group", "'group' must be an array of tables (write [[group]] sections)");
@@ -109,7 +138,11 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file)
   long total = 0;
   for (const toml::value& g : groups->as_array()) {
     if (!g.is_table()) doc.fail(doc.loc(g), "'group' must hold tables (write [[group]] sections)");
-    spec.groups.push_back(read_group(TableReader(doc, g, "[[group]]"), defaults, i++));
+    const TableReader r(doc, g, "[[group]]");
+    spec.groups.push_back(read_group(r, defaults, i++));
+    const std::string& site = spec.groups.back().site;
+    if (r.has("site") && std::none_of(spec.sites.begin(), spec.sites.end(), [&](const SiteSpec& s) { return s.name == site; }))
+      r.fail_at("site", "unknown site " + rt::quote_name(site) + " (declare it in a [[site]] with that name)");
     total += spec.groups.back().count;
     if (total > 1'000'000) doc.fail(doc.loc(g), "more than 1,000,000 workers in total");
   }
@@ -150,8 +183,24 @@ std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed
       if (g.block_overhead_ms.lo >= 0) w.block_overhead = draw(g.block_overhead_ms, rng) / 1000.0;
       w.cpu_quota = draw(g.cpu_quota, rng);  // after the others: no new draw for a cluster without one
       w.quota_period = g.quota_period_ms / 1000.0;
+      for (size_t s = 0; s < spec.sites.size() && !g.site.empty(); ++s)
+        if (spec.sites[s].name == g.site) w.site = static_cast<int>(s);
       out.push_back(w);
     }
+  }
+  return out;
+}
+
+std::vector<SimSiteSpec> expand_sites(const ClusterSpec& spec, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x5173'5173'5173'5173ULL);
+  std::vector<SimSiteSpec> out;
+  for (const SiteSpec& s : spec.sites) {
+    SimSiteSpec d;
+    d.name = s.name;
+    d.latency = draw(s.latency_ms, rng) / 1000.0;
+    d.bandwidth = draw(s.bandwidth_mbit, rng) * 1e6 / 8.0;
+    d.spare = s.spare;
+    out.push_back(d);
   }
   return out;
 }

@@ -26,6 +26,16 @@
 //   speed = 1.0                # then: the speed of a thread while it is not throttled
 //   cpu_quota = 0.25           # cores' worth of CPU per period for the whole worker
 //   quota_period_ms = 10       # the period (the kernel's default is 100)
+//
+//   [[site]]                   # a relay (docs/relays.md): one participant for its workers
+//   name = "campus"
+//   latency_ms = 50            # one way, between the relay and the master (the WAN)
+//   bandwidth_mbit = 100       # the site's uplink, per direction; 0 = unlimited
+//   spare = 4                  # the relay's --spare
+//
+//   [[group]]
+//   site = "campus"            # behind that relay: latency_ms/bandwidth_mbit are the LAN link to it
+//   count = 10
 #pragma once
 
 #include <cstdint>
@@ -61,6 +71,15 @@ struct WorkerGroupSpec {
   // each period and wait for the next one once they have (block_overhead is CPU work too).
   SimRange cpu_quota{0, 0};
   double quota_period_ms = 100;
+  std::string site;  // the [[site]] whose relay serves these workers; empty: the master directly
+};
+
+// A site: its workers reach the master through one relay over the site's WAN link.
+struct SiteSpec {
+  std::string name;
+  SimRange latency_ms{0.1, 0.1};     // one way, relay <-> master
+  SimRange bandwidth_mbit{1000, 1000};
+  int spare = 4;                     // unstarted leases the relay asks for beyond its workers' room
 };
 
 struct ClusterSpec {
@@ -69,6 +88,7 @@ struct ClusterSpec {
   // at speed 1 (a worker of speed s takes this / s); measured on loopback in results/bench_farm.md.
   double per_block_overhead = 150e-6;
   std::vector<WorkerGroupSpec> groups;
+  std::vector<SiteSpec> sites;
   int total_workers() const;
 };
 
@@ -85,6 +105,15 @@ struct SimWorkerSpec {
   double block_overhead = -1;  // seconds per block besides rendering; < 0: the cluster's / speed
   double cpu_quota = 0;        // cores, 0 = none (WorkerGroupSpec::cpu_quota)
   double quota_period = 0.1;   // seconds
+  int site = -1;               // index into the cluster's sites (its link is then the LAN to the relay); -1: none
+};
+
+// One site after ranges are drawn.
+struct SimSiteSpec {
+  std::string name;
+  double latency = 1e-4;  // seconds, one way, relay <-> master
+  double bandwidth = 0;   // bytes per second per direction, 0 = unlimited
+  int spare = 4;
 };
 
 // Reads and checks a cluster file; errors are rt::SceneError at "file:line:column".
@@ -93,5 +122,8 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file)
 
 // Every worker, ranges drawn with `seed` (same seed, same cluster).
 std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed);
+// Every site, ranges drawn from their own stream of `seed` (adding sites draws no other
+// worker).
+std::vector<SimSiteSpec> expand_sites(const ClusterSpec& spec, uint64_t seed);
 
 }  // namespace farm
