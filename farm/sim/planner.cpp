@@ -27,7 +27,7 @@ PlanCandidate simulate_candidate(const CostMap& map, const ClusterSpec& cluster,
   PlanCandidate c{policy, block, policy == PolicyKind::fixed || policy == PolicyKind::factoring ? 0 : wait};
   for (int seed = 1; seed <= std::max(1, plan.seeds); ++seed) {
     o.seed = static_cast<uint64_t>(seed);
-    SimResult r = simulate(map, expand_cluster(cluster, o.seed), o);
+    SimResult r = simulate(map, expand_cluster(cluster, o.seed), o, expand_sites(cluster, o.seed));
     c.completed = c.completed && r.completed;
     windows.push_back(r.window());
     makespans.push_back(r.makespan);

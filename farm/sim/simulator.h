@@ -11,6 +11,22 @@
 // leaves, silent failures (detected by the scheduler's liveness rule), cancels of queued or
 // running copies. Not modelled: the scene transfer (part of each worker's `startup`), TCP
 // slow start, CPU contention between processes on one machine.
+//
+// Sites (cluster file [[site]], sim_sites.h): a site's workers talk over their LAN link to the
+// site's relay, which is ONE participant of the master over the site's WAN link (join with the
+// site's threads and workers as members, like `farm relay --threads`). Modelled as the real
+// relay: its bookkeeping is the real RelayQueue; it asks the master (credits =
+// RelayQueue::wanted(spare), queued = RelayQueue::queued()) after a site worker's request,
+// result or departure, a cancel, and once per heartbeat interval, never before a site worker
+// asked (its scene is loaded), at most once per poll turn (20 us); results are forwarded with their payload over the WAN, with the
+// time a block waited at the relay reported as queueing; cancels reach the site worker holding
+// the block; a silent site worker is forgotten after interval x liveness and the relay says
+// hello again with the smaller site. The master's supervisor (SimOptions::recall) is
+// Master::recall_for/on_released step for step: a Recall over the WAN, Released back, the
+// blocks to the pool, the dry relay served. Not modelled for sites: the relay's own CPU and
+// message costs (it is free and instant), the scene's one transfer per site, a relay that
+// fails (only through all its workers failing), the per-message costs of the LAN side at the
+// master (there are none: the master never sees site workers).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +52,9 @@ struct SimOptions {
   std::string scene_label = "simulated";
   int spp = 0;                      // for the stats only
   std::ostream* trace = nullptr;    // every scheduler call (scheduler/scheduler_trace.h)
+  // Seed 002's supervisor between relays, as `farm master` (MasterOptions::recall, recall_below).
+  bool recall = true;
+  double recall_below = 0;
 };
 
 struct SimResult {
@@ -45,6 +64,8 @@ struct SimResult {
   uint64_t events = 0;
   double wall_seconds = 0;     // real time the simulation took
   uint64_t blocks = 0, reassignments = 0, late_results = 0, halvings = 0, dead_workers = 0;
+  uint64_t messages_in = 0, messages_out = 0;  // handled and sent by the master
+  uint64_t recalls = 0, recalled_blocks = 0;   // the supervisor's (sites only)
   double longest_block_cost = 0;  // the costliest accepted block, seconds at speed 1
   double work = 0;             // W: every frame's cost plus the farm's cost of the fewest blocks
   MakespanBound bound;         // on the makespan (control/makespan_bound.h)
@@ -57,6 +78,8 @@ struct SimResult {
 MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options,
                               double* work = nullptr);
 
-SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options);
+// `sites`: the relays that workers with SimWorkerSpec::site >= 0 sit behind (expand_sites).
+SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options,
+                   const std::vector<SimSiteSpec>& sites = {});
 
 }  // namespace farm

@@ -1,0 +1,159 @@
+#include "sim/sim_sites.h"
+
+#include <algorithm>
+
+namespace farm {
+
+void SimRelay::worker_joined(WorkerId worker, int threads, double now) {
+  m_queue.worker_joined(worker, threads);
+  m_last_heard[worker] = now;
+}
+
+std::vector<SiteAssignment> SimRelay::worker_request(WorkerId worker, int credits, double now) {
+  if (!m_queue.has_worker(worker)) return {};
+  m_wanting[worker] = std::min(credits, 1024);
+  m_site_loaded = true;  // a worker asks once it has loaded the scene
+  return serve(worker, now);
+}
+
+std::vector<SiteAssignment> SimRelay::serve(WorkerId worker, double now) {
+  int& wanting = m_wanting[worker];
+  if (wanting <= 0) return {};
+  std::vector<SiteAssignment> out = m_queue.request(worker, wanting);
+  wanting -= static_cast<int>(out.size());
+  for (const SiteAssignment& a : out) {
+    auto at = m_leased_at.find(a.lease.upstream);
+    if (at == m_leased_at.end()) continue;
+    m_waited[a.lease.upstream] += now - at->second;  // a block given back and out again adds up
+    at->second = now;
+  }
+  return out;
+}
+
+std::vector<SiteAssignment> SimRelay::serve_all(double now) {
+  std::vector<SiteAssignment> out;
+  for (const WorkerId w : m_queue.workers()) {
+    if (m_queue.queued() == 0) break;  // nothing left to hand out (a site of 100 asks often)
+    std::vector<SiteAssignment> some = serve(w, now);
+    out.insert(out.end(), some.begin(), some.end());
+  }
+  return out;
+}
+
+std::optional<ForwardedResult> SimRelay::worker_finished(WorkerId worker, AttemptId local) {
+  std::optional<RelayLease> lease = m_queue.finished(worker, local);
+  if (!lease) return std::nullopt;
+  ForwardedResult r{*lease, 0};
+  if (auto w = m_waited.find(lease->upstream); w != m_waited.end()) r.waited = w->second;
+  m_waited.erase(lease->upstream);
+  m_leased_at.erase(lease->upstream);
+  return r;
+}
+
+std::vector<SiteAssignment> SimRelay::worker_left(WorkerId worker, double now) {
+  m_queue.worker_left(worker);
+  m_wanting.erase(worker);
+  m_last_heard.erase(worker);
+  return serve_all(now);
+}
+
+std::vector<WorkerId> SimRelay::silent_workers(double now, double limit) const {
+  std::vector<WorkerId> out;
+  for (const auto& [worker, heard_at] : m_last_heard)
+    if (now - heard_at > limit) out.push_back(worker);
+  return out;
+}
+
+std::vector<SiteAssignment> SimRelay::leased(AttemptId upstream, const Block& block, double now) {
+  m_queue.leased(upstream, block);
+  m_leased_at.emplace(upstream, now);
+  return serve_all(now);
+}
+
+std::optional<SiteAssignment> SimRelay::withdrawn(AttemptId upstream) {
+  m_leased_at.erase(upstream);
+  m_waited.erase(upstream);
+  return m_queue.withdrawn(upstream);
+}
+
+std::vector<AttemptId> SimRelay::recall(const std::vector<AttemptId>& attempts) {
+  std::vector<AttemptId> back;
+  for (const AttemptId a : attempts) {
+    if (!m_queue.recall(a)) continue;
+    m_leased_at.erase(a);
+    m_waited.erase(a);
+    back.push_back(a);
+  }
+  return back;
+}
+
+std::optional<RelayAsk> SimRelay::ask() const {
+  if (!m_site_loaded) return std::nullopt;
+  const int want = m_queue.wanted(m_spec.spare);
+  if (want <= 0) return std::nullopt;
+  return RelayAsk{want, static_cast<int>(m_queue.queued())};
+}
+
+void SimSupervisor::relay_gone(WorkerId relay) {
+  m_relays.erase(relay);
+  for (auto r = m_recalling.begin(); r != m_recalling.end();) r = r->second == relay ? m_recalling.erase(r) : std::next(r);
+  for (auto r = m_recall_for.begin(); r != m_recall_for.end();)
+    r = r->first == relay || r->second == relay ? m_recall_for.erase(r) : std::next(r);
+}
+
+bool SimSupervisor::holds_request(const Scheduler& scheduler, WorkerId relay, int credits, int queued,
+                                  std::optional<SimRecall>& send) {
+  send.reset();
+  auto self = m_relays.find(relay);
+  if (self == m_relays.end()) return false;
+  self->second.queued = queued;
+  self->second.wanting = 0;
+  if (!m_enabled || scheduler.pending_blocks() != 0) return false;
+  bool waiting = false;  // one recall at a time for a relay: wait for its answer
+  for (const auto& [victim, for_whom] : m_recall_for) waiting |= for_whom == relay;
+  if (!waiting) {
+    std::set<AttemptId> in_flight;
+    for (const auto& [attempt, victim] : m_recalling) in_flight.insert(attempt);
+    std::map<WorkerId, int> said;
+    for (const auto& [id, r] : m_relays) said[id] = r.queued;
+    Scheduler::RecallPlan plan = scheduler.plan_recall(relay, m_below, said, in_flight);
+    // Nothing worth moving, or that relay has not answered the last one: served as usual.
+    if (plan.attempts.empty() || m_recall_for.count(plan.from)) return false;
+    for (const AttemptId a : plan.attempts) m_recalling[a] = plan.from;
+    m_recall_for[plan.from] = relay;
+    ++m_recalls;
+    send = SimRecall{plan.from, std::move(plan.attempts)};
+  }
+  self->second.wanting = credits;
+  return true;
+}
+
+std::optional<std::pair<WorkerId, RelayAsk>> SimSupervisor::released(JobController& job, WorkerId from,
+                                                                     const std::vector<AttemptId>& back) {
+  size_t asked = 0;
+  for (auto it = m_recalling.begin(); it != m_recalling.end();) {
+    if (it->second != from) {
+      ++it;
+      continue;
+    }
+    ++asked;
+    it = m_recalling.erase(it);
+  }
+  size_t given = 0;
+  for (const AttemptId a : back) given += job.recalled(from, a) ? 1 : 0;
+  m_recalled_blocks += given;
+  if (auto self = m_relays.find(from); self != m_relays.end()) {
+    // What it said was queued is less now; if it kept some it had started them: none is left.
+    int& q = self->second.queued;
+    q = given < asked ? 0 : std::max(0, q - static_cast<int>(given));
+  }
+  auto waiting = m_recall_for.find(from);
+  if (waiting == m_recall_for.end()) return std::nullopt;
+  const WorkerId dry = waiting->second;
+  m_recall_for.erase(waiting);
+  auto d = m_relays.find(dry);
+  if (d == m_relays.end() || d->second.wanting <= 0) return std::nullopt;
+  return std::make_pair(dry, RelayAsk{d->second.wanting, d->second.queued});
+}
+
+}  // namespace farm

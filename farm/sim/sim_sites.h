@@ -1,0 +1,112 @@
+// The sites model of `farm sim` (docs/relays.md, "Simulated: many sites"): a relay per site,
+// on the real relay's bookkeeping (RelayQueue), and the master's supervisor between relays
+// (seed 002), as Master::recall_for and Master::on_released use Scheduler::plan_recall. Both are
+// decisions only: the simulator (simulator.cpp) carries their messages over its links.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "control/job_controller.h"
+#include "relay/relay_queue.h"
+#include "sim/cluster_spec.h"
+
+namespace farm {
+
+// A relay's WorkRequest upstream: what its queue wants and how many leases wait unstarted in it.
+struct RelayAsk {
+  int credits = 0;
+  int queued = 0;
+};
+
+// A block a site worker finished, as the relay forwards it: the master's lease, and the seconds
+// it waited at the relay (reported as queueing, as the real relay does).
+struct ForwardedResult {
+  RelayLease lease;
+  double waited = 0;
+};
+
+// One site's relay. Site workers are named by ids of the simulator's choosing.
+class SimRelay {
+ public:
+  explicit SimRelay(SimSiteSpec spec) : m_spec(std::move(spec)) {}
+  const SimSiteSpec& spec() const { return m_spec; }
+
+  // Downstream. Joined (hello), any message, a request (remembered, served from the queue).
+  void worker_joined(WorkerId worker, int threads, double now);
+  void heard(WorkerId worker, double now) { m_last_heard[worker] = now; }
+  std::vector<SiteAssignment> worker_request(WorkerId worker, int credits, double now);
+  // A result for the worker's local attempt: what goes upstream (nothing once cancelled or stale).
+  std::optional<ForwardedResult> worker_finished(WorkerId worker, AttemptId local);
+  // Left cleanly, or silent for longer than `limit` (silent_workers): its blocks go to the others.
+  std::vector<SiteAssignment> worker_left(WorkerId worker, double now);
+  std::vector<WorkerId> silent_workers(double now, double limit) const;
+
+  // Upstream. An Assign (served at once to workers waiting), a Cancel (the site worker holding
+  // it, to be told), a Recall (what was still queued goes back).
+  std::vector<SiteAssignment> leased(AttemptId upstream, const Block& block, double now);
+  std::optional<SiteAssignment> withdrawn(AttemptId upstream);
+  std::vector<AttemptId> recall(const std::vector<AttemptId>& attempts);
+  // The request the real relay would send now: only once a site worker asked (its scene is
+  // loaded), and only when its queue wants more than it holds.
+  std::optional<RelayAsk> ask() const;
+
+  int threads() const { return m_queue.site_threads(); }
+  int members() const { return static_cast<int>(m_queue.workers().size()); }
+
+ private:
+  std::vector<SiteAssignment> serve(WorkerId worker, double now);
+  std::vector<SiteAssignment> serve_all(double now);
+
+  SimSiteSpec m_spec;
+  RelayQueue m_queue;
+  bool m_site_loaded = false;
+  std::map<WorkerId, int> m_wanting;        // credits a worker asked for and has not been given
+  std::map<WorkerId, double> m_last_heard;
+  std::map<AttemptId, double> m_leased_at;  // upstream id -> when it (last) entered the queue
+  std::map<AttemptId, double> m_waited;     // upstream id -> seconds queued here so far
+};
+
+// A Recall to send: the relay to ask and the leases named.
+struct SimRecall {
+  WorkerId from = 0;
+  std::vector<AttemptId> attempts;
+};
+
+// The master's supervisor between relays, step for step as Master::on_request, recall_for and
+// on_released (farm/master/master_messages.cpp).
+class SimSupervisor {
+ public:
+  SimSupervisor(bool enabled, double below) : m_enabled(enabled), m_below(below) {}
+
+  void relay_joined(WorkerId relay) { m_relays[relay]; }
+  // A relay's leases went back to the pool (dead or left): recalls from or for it are moot.
+  void relay_gone(WorkerId relay);
+  // A relay asked for `credits` saying `queued` wait unstarted at it. True when its request
+  // waits for a recall's answer instead of being served now; `send` then holds a new Recall,
+  // unless one for it is already on its way.
+  bool holds_request(const Scheduler& scheduler, WorkerId relay, int credits, int queued, std::optional<SimRecall>& send);
+  // A relay answered a Recall with `back`: they return to the pool (JobController::recalled).
+  // The dry relay to serve now with its remembered request, if any.
+  std::optional<std::pair<WorkerId, RelayAsk>> released(JobController& job, WorkerId from, const std::vector<AttemptId>& back);
+
+  uint64_t recalls() const { return m_recalls; }
+  uint64_t recalled_blocks() const { return m_recalled_blocks; }
+
+ private:
+  struct RelayState {
+    int queued = 0;   // what it last said waits unstarted
+    int wanting = 0;  // a request the pool could not serve
+  };
+  bool m_enabled;
+  double m_below;
+  std::map<WorkerId, RelayState> m_relays;
+  std::map<AttemptId, WorkerId> m_recalling;  // recalled, not answered yet -> from which relay
+  std::map<WorkerId, WorkerId> m_recall_for;  // recalled relay -> the dry one it is for
+  uint64_t m_recalls = 0, m_recalled_blocks = 0;
+};
+
+}  // namespace farm
