@@ -44,6 +44,13 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
   cmd->add_option("--cost-model-map", o.cost_model_path,
                   "Predict block costs from this map instead (e.g. a preview's: fewer pixels and samples), "
                   "rescaled to the simulated image; the run still costs what --cost-map says");
+  cmd->add_flag("!--no-recall", o.recall,
+                "With [[site]]s: never move unstarted blocks between relays (default: as `farm master`, a relay whose "
+                "site runs dry gets some from the relay with the most time left)");
+  cmd->add_option("--recall-below", o.recall_below,
+                  "With [[site]]s: also move blocks to a relay whose unstarted work lasts less than this fraction of "
+                  "the time the job has left (0 = only when its site has nothing unstarted)")
+      ->transform(in_range(0.0, 1.0));
   cmd->add_option("--stats", o.stats_path, "Write the run's statistics as JSON (the format of `farm master --stats`)");
   cmd->add_option("--trace", o.trace_path, "Record every scheduler call and its result (as `farm master --trace`)");
 }
@@ -63,6 +70,8 @@ SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
   s.payload_ratio = o.payload_ratio;
   s.seed = o.seed;
   s.scene_label = map.note.empty() ? o.cost_map_path : map.note;
+  s.recall = o.recall;
+  s.recall_below = o.recall_below;
   return s;
 }
 
@@ -91,6 +100,7 @@ int run_sim_command(const SimCommandOptions& o) {
     for (int f = 1; f <= o.frames; ++f) s.scheduler.frames.push_back(f);
   }
   std::vector<SimWorkerSpec> workers = expand_cluster(cluster, o.seed);
+  const std::vector<SimSiteSpec> sites = expand_sites(cluster, o.seed);
   std::ofstream trace;
   if (!o.trace_path.empty()) {
     trace.open(o.trace_path);
@@ -113,7 +123,7 @@ int run_sim_command(const SimCommandOptions& o) {
       return model.cost(b);
     };
   }
-  SimResult r = simulate(map, workers, s);
+  SimResult r = simulate(map, workers, s, sites);
   if (trace.is_open()) {
     trace.close();
     if (!trace) {
@@ -144,6 +154,11 @@ int run_sim_command(const SimCommandOptions& o) {
               static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
               static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
               static_cast<unsigned long long>(r.dead_workers));
+  std::printf("  %-24s %llu in, %llu out\n", "Master messages", static_cast<unsigned long long>(r.messages_in),
+              static_cast<unsigned long long>(r.messages_out));
+  if (!sites.empty())
+    std::printf("  %-24s %zu relays, %llu recalls, %llu blocks moved\n", "Sites", sites.size(),
+                static_cast<unsigned long long>(r.recalls), static_cast<unsigned long long>(r.recalled_blocks));
   std::printf("  %-24s %llu in %.3f s (%.2f M events/s)\n", "Events", static_cast<unsigned long long>(r.events),
               r.wall_seconds, r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds / 1e6 : 0.0);
   return r.completed ? k_exit_ok : k_exit_failure;

@@ -21,6 +21,8 @@ struct SimCommandOptions {
   std::string cost_model_path;  // ...predicted from this other map instead (e.g. a real preview's)
   std::string stats_path;
   std::string trace_path;
+  bool recall = true;          // seed 002's supervisor between relays ([[site]]s), as `farm master`
+  double recall_below = 0;
 };
 
 void add_sim_command(CLI::App& app, SimCommandOptions& o);
