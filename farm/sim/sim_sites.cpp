@@ -70,19 +70,19 @@ std::vector<SiteAssignment> SimRelay::leased(AttemptId upstream, const Block& bl
   return serve_all(now);
 }
 
-std::optional<SiteAssignment> SimRelay::withdrawn(AttemptId upstream) {
+std::vector<SiteAssignment> SimRelay::withdrawn(AttemptId upstream) {
   m_leased_at.erase(upstream);
   m_waited.erase(upstream);
   return m_queue.withdrawn(upstream);
 }
 
 std::vector<AttemptId> SimRelay::recall(const std::vector<AttemptId>& attempts) {
-  std::vector<AttemptId> back;
-  for (const AttemptId a : attempts) {
-    if (!m_queue.recall(a)) continue;
+  // As the real relay: those named that are still queued, then as many others, newest first.
+  const std::vector<AttemptId> back = m_queue.recallable(attempts);
+  for (const AttemptId a : back) {
+    m_queue.recall(a);
     m_leased_at.erase(a);
     m_waited.erase(a);
-    back.push_back(a);
   }
   return back;
 }

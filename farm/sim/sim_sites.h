@@ -48,7 +48,7 @@ class SimRelay {
   // Upstream. An Assign (served at once to workers waiting), a Cancel (the site worker holding
   // it, to be told), a Recall (what was still queued goes back).
   std::vector<SiteAssignment> leased(AttemptId upstream, const Block& block, double now);
-  std::optional<SiteAssignment> withdrawn(AttemptId upstream);
+  std::vector<SiteAssignment> withdrawn(AttemptId upstream);
   std::vector<AttemptId> recall(const std::vector<AttemptId>& attempts);
   // The request the real relay would send now: only once a site worker asked (its scene is
   // loaded), and only when its queue wants more than it holds.

@@ -451,10 +451,10 @@ class Simulation {
     switch (m.kind) {
       case Msg::assign: return relay_deliver(relay.leased(m.attempt, m.block, m_now));
       case Msg::cancel:
-        if (std::optional<SiteAssignment> held = relay.withdrawn(m.attempt)) {
+        for (const SiteAssignment& held : relay.withdrawn(m.attempt)) {
           Message out = message(Msg::cancel);
-          out.attempt = held->local;
-          relay_send_down(held->worker - 1, out);
+          out.attempt = held.local;
+          relay_send_down(held.worker - 1, out);
         }
         return relay_ask(m.site);
       case Msg::recall: {

@@ -26,7 +26,9 @@
 // blocks to the pool, the dry relay served. Not modelled for sites: the relay's own CPU and
 // message costs (it is free and instant), the scene's one transfer per site, a relay that
 // fails (only through all its workers failing), the per-message costs of the LAN side at the
-// master (there are none: the master never sees site workers).
+// master (there are none: the master never sees site workers), the relay's copies inside its
+// site (they answer hung render threads, which the simulator has none of) and its giving back
+// a site's queue when no worker is left.
 #pragma once
 
 #include <cstdint>
