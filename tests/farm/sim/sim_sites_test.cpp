@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/cluster_spec.h"
+#include "farm/uniform_cost_map.h"
 #include "sim/simulator.h"
 
 TEST_SUITE_BEGIN("unit");
@@ -15,13 +16,6 @@ TEST_SUITE_BEGIN("unit");
 using namespace farm;
 
 namespace {
-
-CostMap uniform_map(int width, int height, int tile, double tile_cost) {
-  CostMap m(width, height, tile, 1);
-  for (int r = 0; r < m.rows(); ++r)
-    for (int c = 0; c < m.columns(); ++c) m.at(1, c, r) = tile_cost;
-  return m;
-}
 
 SimOptions options(int width, int height, int block) {
   SimOptions o;

@@ -9,6 +9,7 @@
 #include "scheduler/scheduler_trace.h"
 #include "sim/cluster_spec.h"
 #include "sim/quota_clock.h"
+#include "farm/uniform_cost_map.h"
 #include "sim/simulator.h"
 
 TEST_SUITE_BEGIN("unit");
@@ -16,15 +17,6 @@ TEST_SUITE_BEGIN("unit");
 using namespace farm;
 
 namespace {
-
-// A width x height map where every tile of `tile` px costs the same: a block of S x S costs
-// exactly S*S/(tile*tile) * tile_cost.
-CostMap uniform_map(int width, int height, int tile, double tile_cost) {
-  CostMap m(width, height, tile, 1);
-  for (int r = 0; r < m.rows(); ++r)
-    for (int c = 0; c < m.columns(); ++c) m.at(1, c, r) = tile_cost;
-  return m;
-}
 
 SimWorkerSpec worker(double speed, double latency = 0, int prefetch = 0) {
   SimWorkerSpec w;
