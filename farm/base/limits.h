@@ -15,4 +15,8 @@ inline constexpr int k_max_threads = 4096;
 // worker's; a relay counts its site workers' (the master does not bench a whole relay).
 inline constexpr int k_max_failures_in_row = 3;
 
+// A block's reported render time at or above this (11.6 days) is nonsense, from a broken or
+// hostile worker: it must not steer speeds or copy thresholds.
+inline constexpr double k_max_render_seconds = 1e6;
+
 }  // namespace farm

@@ -97,7 +97,7 @@ ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds no
       m_scheduler.network_sample(worker, l.rtt, l.bandwidth, per_lease);
     }
   }
-  ResultReply reply = m_scheduler.result(worker, attempt, now);
+  ResultReply reply = m_scheduler.result(worker, attempt, now, report.render_seconds);
   const bool accepted = reply.outcome == ResultOutcome::accepted;
   m_stats.result(worker, attempt, now, report.render_seconds, report.queued_seconds, report.wire_bytes, report.rays,
                  accepted);

@@ -39,6 +39,7 @@ struct WorkerView {
   double held_work = 0;          // of the blocks it holds now (rendering or queued)
   Seconds lease_overhead = 0;    // per lease besides render, queue, round trip, transfer (0: unknown)
   int members = 0;               // > 0 for a relay: the site's workers sharing its threads
+  int held_blocks = 0;           // how many blocks held_work is
 };
 
 struct PoolView {

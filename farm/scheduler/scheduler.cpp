@@ -1,10 +1,12 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
 
+#include "base/limits.h"
 #include "base/status.h"
 
 namespace farm {
@@ -152,6 +154,11 @@ int Scheduler::block_size_of(WorkerId id) const {
   return it == m_workers.end() ? 0 : it->second.block_size;
 }
 
+double Scheduler::work_per_second_of(WorkerId id) const {
+  auto it = m_workers.find(id);
+  return it == m_workers.end() ? 0 : it->second.work_per_second;
+}
+
 Seconds Scheduler::lease_overhead_of(WorkerId id) const {
   auto it = m_workers.find(id);
   return it == m_workers.end() ? 0 : it->second.lease_overhead;
@@ -189,7 +196,7 @@ void Scheduler::reindex(Worker& w) {
 
 WorkerView Scheduler::view_of(const Worker& w) const {
   return {w.id,         w.block_size,          w.threads, wait_for(w), w.fast_results_in_row, w.work_per_second,
-          w.rtt,        w.held_work,           w.lease_overhead, w.members};
+          w.rtt,        w.held_work,           w.lease_overhead, w.members, static_cast<int>(w.leases.size())};
 }
 
 PoolView Scheduler::pool_view(Seconds now) const {
@@ -275,7 +282,10 @@ std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
   return lease(w, id, block, now, false);
 }
 
-int max_leases_per_worker(int threads) { return 2 * std::max(1, threads) + 8; }
+int max_leases_per_worker(int threads, int members) {
+  threads = std::max(1, threads);
+  return 2 * threads + 8 * std::clamp(members, 1, threads);
+}
 
 std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int credits) {
   std::vector<Assignment> out;
@@ -284,7 +294,7 @@ std::vector<Assignment> Scheduler::do_request(WorkerId id, Seconds now, int cred
   Worker& w = it->second;
   w.last_seen = std::max(w.last_seen, now);
   // A peer cannot pin the pool by asking for more than it could possibly render soon.
-  const int cap = std::min(max_leases_per_worker(w.threads), m_policy->max_in_flight(view_of(w), pool_view(now)));
+  const int cap = std::min(max_leases_per_worker(w.threads, w.members), m_policy->max_in_flight(view_of(w), pool_view(now)));
   credits = std::min(credits, cap - static_cast<int>(w.leases.size()));
   for (int i = 0; i < credits; ++i) {
     std::optional<Assignment> a = m_pool.empty() ? std::nullopt : assign_early_copy(w, now);
@@ -317,7 +327,7 @@ void Scheduler::drop_lease(AttemptId attempt) {
   m_leases.erase(it);
 }
 
-ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
+ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now, Seconds render_seconds) {
   ResultReply reply;
   do_heard_from(id, now);  // not the public call: the trace records this result once, as one call
   auto lit = m_leases.find(attempt);
@@ -344,14 +354,25 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now) {
   Seconds took = now - std::max(lease_copy.assigned_at, w.progress_since);
   bool fast = took <= 0.5 * wait_for(w);
   w.fast_results_in_row = fast ? w.fast_results_in_row + 1 : 0;
-  if (took > 0) {
+  // A relay's threads are its site's workers, each rendering on its own: the time between its
+  // results says how busy the site is, not how fast (a site short of blocks looked slow, was fed
+  // less, and starved: sim, 10 sites x 100, half the speed measured). Its per-thread speed comes
+  // from the render time its worker reports for the block.
+  const bool by_render_time = w.members > 0 && std::isfinite(render_seconds) && render_seconds > 0 &&
+                              render_seconds < k_max_render_seconds;
+  if (by_render_time || took > 0) {
     forget_speed(w);
-    constexpr double k_keep = 0.7;  // per result: older results fade, a changed speed shows within a few
-    w.recent_work = k_keep * w.recent_work + done_block.work;
-    w.recent_seconds = k_keep * w.recent_seconds + took;
+    // Older results fade, so a changed speed shows within a few rounds of its threads. Per
+    // result the keep is 0.7^(1/threads): one thread's results arrive a block time apart, but a
+    // participant of many threads delivers bursts a few ms apart, and a memory of three results
+    // then measured the burst, not the rate (a relay of 100 looked 10-100x faster than it is and
+    // was leased blocks of minutes: sim, 10 sites x 100).
+    const double keep = std::pow(0.7, 1.0 / std::max(1, w.threads));
+    w.recent_work = keep * w.recent_work + done_block.work;
+    w.recent_seconds = keep * w.recent_seconds + (by_render_time ? render_seconds / w.threads : took);
     w.work_per_second = w.recent_work / w.recent_seconds;
     count_speed(w);
-    for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
+      for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   }
   w.progress_since = now;
   w.timeouts_since_progress = 0;
@@ -488,9 +509,9 @@ void Scheduler::release(WorkerId worker, AttemptId attempt) {
   if (m_observer) m_observer->released(worker, attempt);
 }
 
-ResultReply Scheduler::result(WorkerId worker, AttemptId attempt, Seconds now) {
-  ResultReply reply = do_result(worker, attempt, now);
-  if (m_observer) m_observer->resulted(worker, attempt, now, reply);
+ResultReply Scheduler::result(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds) {
+  ResultReply reply = do_result(worker, attempt, now, render_seconds);
+  if (m_observer) m_observer->resulted(worker, attempt, now, render_seconds, reply);
   return reply;
 }
 

@@ -19,8 +19,11 @@
 
 namespace farm {
 
-// At most this many leases are out to one worker at once (credits beyond it are ignored).
-int max_leases_per_worker(int threads);
+// At most this many leases are out to one worker at once (credits beyond it are ignored): two per
+// thread and 8 more. A relay (members > 0) gets the 8 for each of its site workers, as they would
+// connected directly: its site needs as much in flight to cover the same round trips (with 8 for
+// the whole site, a relay of 100 workers 200 ms away starved once blocks were short).
+int max_leases_per_worker(int threads, int members = 0);
 
 // Sees every mutating call with its inputs and outputs, after the scheduler acted on it (the
 // trace, scheduler_trace.h). Observers must not call back into the scheduler's mutators.
@@ -34,7 +37,8 @@ class SchedulerObserver {
   virtual void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) = 0;
   virtual void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) = 0;
   virtual void released(WorkerId worker, AttemptId attempt) = 0;
-  virtual void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) = 0;
+  virtual void resulted(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds,
+                        const ResultReply& reply) = 0;
   virtual void ticked(Seconds now, const std::vector<WorkerId>& dead) = 0;
 };
 
@@ -68,8 +72,9 @@ class Scheduler {
   // The lease could not be delivered or its result was invalid: forget it; the block goes
   // back to the front of the pool unless another copy is out.
   void release(WorkerId worker, AttemptId attempt);
-  // The worker delivered the pixels of `attempt`.
-  ResultReply result(WorkerId worker, AttemptId attempt, Seconds now);
+  // The worker delivered the pixels of `attempt`, rendered in `render_seconds` on one of its
+  // threads as it reports (< 0: not known; used for a relay's speed).
+  ResultReply result(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds = -1);
   // Advances time: halves sizes of workers past their waiting time, declares silent workers
   // dead (their blocks go back to the pool). Returns the workers declared dead.
   std::vector<WorkerId> tick(Seconds now);
@@ -86,6 +91,8 @@ class Scheduler {
   int block_size_of(WorkerId worker) const;
   Seconds wait_of(WorkerId worker) const;
   Seconds lease_overhead_of(WorkerId worker) const;
+  // Its measured speed over all its threads, in block_cost's unit per second (0: not yet).
+  double work_per_second_of(WorkerId worker) const;
   size_t live_workers() const { return m_workers.size(); }
   size_t pending_blocks() const { return m_pool.size(); }
   size_t outstanding_blocks() const { return m_outstanding.size(); }
@@ -175,7 +182,7 @@ class Scheduler {
   void do_network_sample(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead);
   std::vector<Assignment> do_request(WorkerId worker, Seconds now, int credits);
   void do_release(WorkerId worker, AttemptId attempt);
-  ResultReply do_result(WorkerId worker, AttemptId attempt, Seconds now);
+  ResultReply do_result(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds);
   std::vector<WorkerId> do_tick(Seconds now);
 
   WorkerView view_of(const Worker& w) const;

@@ -162,8 +162,12 @@ void SchedulerTrace::released(WorkerId worker, AttemptId attempt) {
   write("X " + std::to_string(worker) + ' ' + std::to_string(attempt), "");
 }
 
-void SchedulerTrace::resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) {
-  write("S " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(attempt), reply_text(reply));
+void SchedulerTrace::resulted(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds,
+                              const ResultReply& reply) {
+  // The render time only when known: traces recorded before it was an input still replay.
+  write("S " + num(now) + ' ' + std::to_string(worker) + ' ' + std::to_string(attempt) +
+            (render_seconds >= 0 ? ' ' + num(render_seconds) : std::string()),
+        reply_text(reply));
 }
 
 void SchedulerTrace::ticked(Seconds now, const std::vector<WorkerId>& dead) { write("T " + num(now), ids_text(dead)); }
@@ -254,7 +258,16 @@ Status replay_trace(std::istream& trace) {
       }
       case 'R': in >> t >> id >> k; got = assignments_text(s.request(id, t, static_cast<int>(k))); break;
       case 'X': in >> id >> attempt; s.release(id, attempt); break;
-      case 'S': in >> t >> id >> attempt; got = reply_text(s.result(id, attempt, t)); break;
+      case 'S': {
+        double render = -1;
+        in >> t >> id >> attempt;
+        if (in && !(in >> render)) {
+          render = -1;
+          in.clear();
+        }
+        got = reply_text(s.result(id, attempt, t, render));
+        break;
+      }
       case 'T': in >> t; got = ids_text(s.tick(t)); break;
       default: return Status::error("line " + std::to_string(n) + ": unknown operation '" + std::string(1, op) + "'");
     }

@@ -57,7 +57,8 @@ class SchedulerTrace : public SchedulerObserver {
   void network(WorkerId worker, Seconds rtt, double bytes_per_second, Seconds lease_overhead) override;
   void requested(WorkerId worker, Seconds now, int credits, const std::vector<Assignment>& out) override;
   void released(WorkerId worker, AttemptId attempt) override;
-  void resulted(WorkerId worker, AttemptId attempt, Seconds now, const ResultReply& reply) override;
+  void resulted(WorkerId worker, AttemptId attempt, Seconds now, Seconds render_seconds,
+                const ResultReply& reply) override;
   void ticked(Seconds now, const std::vector<WorkerId>& dead) override;
 
  private:

@@ -353,6 +353,11 @@ TEST_CASE("scheduler: credits beyond what a worker could render soon are ignored
   CHECK(s.request(1, 0.1, 5).empty());  // still at the cap
   s.result(1, a[0].attempt, 0.2);
   CHECK(s.request(1, 0.3, 5).size() == 1);
+  // A relay of 50 threads for 10 site workers: each worker's 8 extra, as if they came directly.
+  s.worker_joined(2, 0, 50, 10);
+  CHECK(static_cast<int>(s.request(2, 0.4, 65536).size()) == 2 * 50 + 8 * 10);
+  CHECK(max_leases_per_worker(50, 10) == 180);
+  CHECK(max_leases_per_worker(4, 9) == 2 * 4 + 8 * 4);  // more members than threads: one per thread
 }
 
 TEST_CASE("scheduler: a released lease puts its block back at the front of the pool") {
