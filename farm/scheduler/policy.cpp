@@ -75,12 +75,17 @@ class FactoringPolicy : public Policy {
     const double per_thread = thread_speed(w, pool);
     // Unmeasured: nothing queued behind its first blocks, which may be slow ones.
     if (!(w.work_per_second > 0) || !(per_thread > 0)) return threads;
-    const double block_seconds = std::max(floor_seconds(w, pool), remaining_seconds(pool) / k_factor);
+    // The blocks it holds, as long as they are: carving stops at the first piece under the work
+    // limit, so blocks come out well short of the aim (0.16 s where 0.4 s was aimed at, sim, 10
+    // sites x 100, 200 ms), and a depth sized for the aim left half the threads idle while their
+    // results were on the way back. Holding nothing: the aim.
+    const double aim = std::max(floor_seconds(w, pool), remaining_seconds(pool) / k_factor);
+    const double block_seconds =
+        w.held_blocks > 0 && w.held_work > 0 ? std::min(aim, w.held_work / w.held_blocks / per_thread) : aim;
     // Blocks that cover the round trip: for a relay, each of its site's workers finishes blocks
     // on its own, so each gets its cover, as it would connected directly.
     const int members = std::clamp(w.members, 1, threads);
-    const double member_threads = static_cast<double>(threads) / members;
-    return threads + members * std::max(1, static_cast<int>(std::ceil(w.rtt * member_threads / block_seconds)));
+    return threads + members * std::max(1, static_cast<int>(std::ceil(w.rtt * member_threads(w) / block_seconds)));
   }
 
   // Sizes cap at S0; the work limit below does the sizing. Nothing while the worker holds
@@ -130,6 +135,13 @@ class FactoringPolicy : public Policy {
     const double total = pool.known_work_per_second + mean * std::max(0, pool.total_threads - pool.known_threads);
     return left_work(pool) / total;
   }
+  // The threads of one machine: a worker's own; for a relay, a site worker's share of the site's.
+  // Each machine finishes blocks on its own and needs its own cover for the round trip (a relay's
+  // blocks sized to cover the trip with all the site's threads were minutes long: sim, 10 x 100).
+  static double member_threads(const WorkerView& w) {
+    const int threads = std::max(1, w.threads);
+    return static_cast<double>(threads) / std::clamp(w.members, 1, threads);
+  }
   // Pixels per second of one of its threads: measured, or for a worker without a result yet
   // the slowest measured thread's, until its first result says otherwise (0: none measured).
   static double thread_speed(const WorkerView& w, const PoolView& pool) {
@@ -138,7 +150,8 @@ class FactoringPolicy : public Policy {
     return pool.known_threads > 0 ? pool.known_work_per_second / pool.known_threads : 0.0;
   }
   // No block shorter than its messages are worth, than the master can serve for the whole
-  // pool, or than the worker's round trip times its threads (one queued block hides the trip);
+  // pool, or than the worker's round trip times its (one machine's) threads (one queued block
+  // hides the trip);
   // and none shorter than sqrt(time left x the worker's measured per-lease overhead). Blocks of
   // time b cost overhead/b of the time left in overhead and may end up to b apart: the sum is
   // least at b = sqrt(left x overhead), the square-root rule for chunk sizes (Kruskal and Weiss,
@@ -146,7 +159,7 @@ class FactoringPolicy : public Policy {
   // work under a CPU quota) was fed 4x4 blocks at the end of small jobs: paper6 160x120, 135
   // blocks where fixed 32 needs 20.
   static double floor_seconds(const WorkerView& w, const PoolView& pool) {
-    return std::max({k_min_block_seconds, w.rtt * std::max(1, w.threads),
+    return std::max({k_min_block_seconds, w.rtt * member_threads(w),
                      k_master_seconds_per_block * static_cast<double>(pool.live_workers),
                      std::sqrt(remaining_seconds(pool) * std::max(0.0, w.lease_overhead))});
   }

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "scheduler/scheduler.h"
 
@@ -222,6 +224,60 @@ TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip"
   }
   CHECK(a.block.size() >= 16);
   CHECK(s.policy().name() == std::string("factoring"));
+}
+
+TEST_CASE("factoring: a relay's floor is one site machine's round trip, not the whole site's") {
+  auto policy = make_policy(PolicyKind::factoring);
+  PoolView pool;
+  pool.pending_work = 40;  // the tail: 0.4 s left at 100/s, a quarter is 0.1 s
+  pool.total_threads = 100;
+  pool.live_workers = 1;
+  pool.known_work_per_second = 100;
+  pool.known_threads = 100;
+  pool.slowest_thread_work_per_second = 1;
+  pool.age = 1000;
+  // 100 threads, 1/s each, 0.4 s away. A worker of 100 threads: one queued block must cover
+  // the trip while all 100 render, so it lasts rtt x 100 threads = 40 s on one thread.
+  WorkerView machine{1, 64, 100, 4.0, 0, 100, 0.4, 0};
+  CHECK(policy->assignment_work(machine, pool) == doctest::Approx(40));
+  // A relay of 100 one-thread site workers: each has its own queued block (max_in_flight), so
+  // a block covers one worker's trip, 0.4 s; at 40 s a site of 100 was leased blocks of
+  // minutes (sim, 10 sites x 100 at 200 ms: 9.4x the honest bound).
+  WorkerView relay = machine;
+  relay.members = 100;
+  CHECK(policy->assignment_work(relay, pool) == doctest::Approx(0.4));
+  relay.members = 50;  // two threads a site worker
+  CHECK(policy->assignment_work(relay, pool) == doctest::Approx(0.8));
+}
+
+TEST_CASE("factoring: a relay's speed is its site workers' render speed, however its results bunch up") {
+  SchedulerConfig c = factoring_config(512, 512, 16);
+  Scheduler s(c);
+  s.worker_joined(1, 0, 4, 4);  // a relay: 4 site workers of one thread
+  s.worker_joined(2, 0, 4);     // a worker of 4 threads
+  std::vector<Assignment> relay = s.request(1, 0, 4), machine = s.request(2, 0, 4);
+  REQUIRE(relay.size() == 4);
+  REQUIRE(machine.size() == 4);
+  // Every block renders in 1 s; the results arrive together at 3 s (the relay's site started late,
+  // or its results queued on the WAN link). 256 px (pixels are the unit without a cost model).
+  for (const Assignment& a : relay) REQUIRE(s.result(1, a.attempt, 3.0, 1.0).outcome == ResultOutcome::accepted);
+  double t = 3.0;
+  for (const Assignment& a : machine) {
+    REQUIRE(s.result(2, a.attempt, t, 1.0).outcome == ResultOutcome::accepted);
+    t += 0.001;
+  }
+  // The relay: 4 threads x 256 px/s, from the render times.
+  CHECK(s.work_per_second_of(1) == doctest::Approx(4 * 256.0));
+  // A worker's own speed still comes from the spacing of its results (its link and per-block
+  // costs are its own): about 1024 px in about 3 s, whatever it reports.
+  CHECK(s.work_per_second_of(2) > 0.25 * 1024 / 3);
+  CHECK(s.work_per_second_of(2) < 2.0 * 1024 / 3);
+  // A nonsense render time (a broken or hostile site worker) falls back to the spacing.
+  Scheduler u(c);
+  u.worker_joined(1, 0, 4, 4);
+  std::vector<Assignment> a = u.request(1, 0, 1);
+  REQUIRE(u.result(1, a.at(0).attempt, 2.0, std::numeric_limits<double>::infinity()).outcome == ResultOutcome::accepted);
+  CHECK(u.work_per_second_of(1) == doctest::Approx(a.at(0).block.pixels() / 2.0));
 }
 
 TEST_CASE("factoring: with a cost model the costliest blocks go out first, the cheapest last") {
