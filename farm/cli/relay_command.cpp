@@ -32,7 +32,9 @@ void add_relay_command(CLI::App& app, RelayCommandOptions& ro) {
       ->transform(in_range(0, k_max_threads));
   cmd->add_option("--workers", o.workers, "Without --threads: join the master once this many site workers are there")
       ->transform(in_range(1, 100000));
-  cmd->add_option("--spare", o.spare, "Unstarted blocks held beyond what the site's workers hold (the round trip's)")
+  cmd->add_option("--spare", o.spare,
+                  "Unstarted blocks held beyond what the site's workers hold, at least (more when the round trip to "
+                  "the master at the site's pace needs more)")
       ->transform(in_range(0, 4096));
   cmd->add_option("--cache", o.cache_dir, "Folder for the site's copy of the scene and assets (default: as a worker's)");
   cmd->add_option("--name", o.name, "Name shown by the master (default: relay-host-pid)");

@@ -148,12 +148,13 @@ void Relay::drop_job(const std::string& why) {
   m_state = State::detached;
 }
 
-// Leases enough for what the site's workers can hold plus the spare; the master caps what one
-// participant holds, so asking again before its answer arrives costs nothing.
+// Leases enough for what the site's workers can hold plus the spare (at least --spare, and what
+// covers the round trip at the site's pace: relay_spare); the master caps what one participant
+// holds, so asking again before its answer arrives costs nothing.
 void Relay::ask_upstream() {
   m_ask_due = false;
   if (m_state != State::ready || !m_site_loaded) return;
-  const int want = m_queue.wanted(m_o.spare);
+  const int want = m_queue.wanted(relay_spare(m_o.spare, m_up_rtt, m_block_seconds, m_queue.site_threads()));
   if (want <= 0) return;
   send_up(proto::WorkRequest{static_cast<uint32_t>(want), static_cast<uint32_t>(m_queue.queued())});
 }
@@ -197,7 +198,12 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
                    sent ? " and go back" : ", but the answer could not be sent: they stay");
     }
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
-    if (h->ping) send_up(proto::Heartbeat{h->sequence, false});
+    if (h->ping) {
+      send_up(proto::Heartbeat{h->sequence, false});
+    } else if (h->sequence == m_ping_sequence && m_last_up_ping >= 0) {  // the answer to our last ping
+      const double rtt = now() - m_last_up_ping;
+      m_up_rtt = m_up_rtt > 0 ? 0.8 * m_up_rtt + 0.2 * rtt : rtt;
+    }
   } else if (const auto* d = std::get_if<proto::JobDone>(&message)) {
     if (d->job_id == m_job.job_id) {
       spdlog::info("relay: job {:x} is done", d->job_id);

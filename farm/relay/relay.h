@@ -31,8 +31,9 @@ struct RelayOptions {
   // `workers` site workers have said hello, announcing their threads.
   int threads = 0;
   int workers = 1;
-  // Unstarted blocks held beyond what the site's workers hold: they cover the round trip to the
-  // master (a worker that finishes takes one at once while the relay asks for more).
+  // Unstarted blocks held beyond what the site's workers hold, at least: they cover the round trip
+  // to the master (a worker that finishes takes one at once while the relay asks for more); more
+  // when the measured round trip at the site's pace needs more (relay_spare).
   int spare = 4;
   std::string cache_dir;       // the site's copy of the job's files; empty = default_cache_dir()
   bool once = false;           // exit after one job

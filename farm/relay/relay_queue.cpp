@@ -1,11 +1,21 @@
 #include "relay/relay_queue.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace farm {
 
 int relay_holdable(int threads) { return 2 * std::clamp(threads, 1, 1 << 20); }
+
+int relay_spare(int spare, double upstream_rtt, double block_seconds, int site_threads) {
+  spare = std::max(0, spare);
+  if (!(upstream_rtt > 0) || !(block_seconds > 0) || !std::isfinite(upstream_rtt) || !std::isfinite(block_seconds))
+    return spare;
+  // Bounded so that nonsense times cannot ask for millions: the master caps far lower.
+  const double cover = std::ceil(upstream_rtt / block_seconds * std::max(1, site_threads));
+  return static_cast<int>(std::clamp(cover, static_cast<double>(spare), 1e6));
+}
 
 void RelayQueue::leased(AttemptId upstream, const Block& block) {
   if (!m_leases.emplace(upstream, block).second) return;

@@ -114,6 +114,13 @@ class RelayQueue {
   AttemptId m_next_local = 1;
 };
 
+// The unstarted blocks a relay keeps beyond what its site's workers hold (RelayQueue::wanted): at
+// least `spare`, and enough to cover the round trip to the master: while a request travels, each
+// of the site's threads finishes upstream_rtt / block_seconds blocks. A fixed spare of 4 left a
+// site of 100 workers 200 ms away half idle once the blocks were short (sim, 10 sites x 100). The
+// master's policy caps what it leases anyway. Unknown times (<= 0): `spare`.
+int relay_spare(int spare, double upstream_rtt, double block_seconds, int site_threads);
+
 // How many blocks a site worker of `threads` may hold at once: one per thread plus one spare
 // each, so its next block is there when one finishes.
 int relay_holdable(int threads);

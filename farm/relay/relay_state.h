@@ -116,6 +116,7 @@ class Relay {
   uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
+  double m_up_rtt = 0;         // smoothed round trip to the master, from its answers to our pings
   bool m_said_sitting_out = false;  // told the master this job's site is all benched
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
   std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it

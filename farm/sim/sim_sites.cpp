@@ -40,9 +40,11 @@ std::vector<SiteAssignment> SimRelay::serve_all(double now) {
   return out;
 }
 
-std::optional<ForwardedResult> SimRelay::worker_finished(WorkerId worker, AttemptId local) {
+std::optional<ForwardedResult> SimRelay::worker_finished(WorkerId worker, AttemptId local, double render_seconds) {
   std::optional<RelayLease> lease = m_queue.finished(worker, local);
   if (!lease) return std::nullopt;
+  if (render_seconds >= 0)  // as the real relay (relay_site.cpp)
+    m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * render_seconds : render_seconds;
   ForwardedResult r{*lease, 0};
   if (auto w = m_waited.find(lease->upstream); w != m_waited.end()) r.waited = w->second;
   m_waited.erase(lease->upstream);
@@ -89,7 +91,7 @@ std::vector<AttemptId> SimRelay::recall(const std::vector<AttemptId>& attempts) 
 
 std::optional<RelayAsk> SimRelay::ask() const {
   if (!m_site_loaded) return std::nullopt;
-  const int want = m_queue.wanted(m_spec.spare);
+  const int want = m_queue.wanted(relay_spare(m_spec.spare, 2 * m_spec.latency, m_block_seconds, m_queue.site_threads()));
   if (want <= 0) return std::nullopt;
   return RelayAsk{want, static_cast<int>(m_queue.queued())};
 }

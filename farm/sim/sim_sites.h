@@ -39,8 +39,9 @@ class SimRelay {
   void worker_joined(WorkerId worker, int threads, double now);
   void heard(WorkerId worker, double now) { m_last_heard[worker] = now; }
   std::vector<SiteAssignment> worker_request(WorkerId worker, int credits, double now);
-  // A result for the worker's local attempt: what goes upstream (nothing once cancelled or stale).
-  std::optional<ForwardedResult> worker_finished(WorkerId worker, AttemptId local);
+  // A result for the worker's local attempt, rendered in `render_seconds`: what goes upstream
+  // (nothing once cancelled or stale).
+  std::optional<ForwardedResult> worker_finished(WorkerId worker, AttemptId local, double render_seconds);
   // Left cleanly, or silent for longer than `limit` (silent_workers): its blocks go to the others.
   std::vector<SiteAssignment> worker_left(WorkerId worker, double now);
   std::vector<WorkerId> silent_workers(double now, double limit) const;
@@ -51,7 +52,8 @@ class SimRelay {
   std::vector<SiteAssignment> withdrawn(AttemptId upstream);
   std::vector<AttemptId> recall(const std::vector<AttemptId>& attempts);
   // The request the real relay would send now: only once a site worker asked (its scene is
-  // loaded), and only when its queue wants more than it holds.
+  // loaded), and only when its queue wants more than it holds (its spare covering the WAN's round
+  // trip, which the real relay measures with its pings, at the site's pace).
   std::optional<RelayAsk> ask() const;
 
   int threads() const { return m_queue.site_threads(); }
@@ -68,6 +70,7 @@ class SimRelay {
   std::map<WorkerId, double> m_last_heard;
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when it (last) entered the queue
   std::map<AttemptId, double> m_waited;     // upstream id -> seconds queued here so far
+  double m_block_seconds = 0;               // smoothed render seconds of the site's results
 };
 
 // A Recall to send: the relay to ask and the leases named.

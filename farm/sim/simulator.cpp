@@ -432,7 +432,7 @@ class Simulation {
       case Msg::hello: relay.worker_joined(local, w.spec.threads, m_now); return;
       case Msg::request: relay_deliver(relay.worker_request(local, static_cast<int>(m.credits), m_now)); break;
       case Msg::result:
-        if (std::optional<ForwardedResult> f = relay.worker_finished(local, m.attempt)) {
+        if (std::optional<ForwardedResult> f = relay.worker_finished(local, m.attempt, m.render)) {
           Message up = m;
           up.attempt = f->lease.upstream;
           up.queued += f->waited;  // queueing at the relay, not the WAN's time

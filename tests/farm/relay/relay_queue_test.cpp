@@ -3,6 +3,8 @@
 // worker to cancel; stale results are refused; it asks for what the site can hold plus the spare.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "relay/relay_queue.h"
 
 TEST_SUITE_BEGIN("unit");
@@ -196,8 +198,10 @@ TEST_CASE("relay queue: a copy's holder failing or leaving leaves the other copy
   q.worker_joined(2, 1);
   q.leased(501, block(0));
   const SiteAssignment a = q.request(1, 1, 0.0, 1.0).at(0);
+  CHECK_FALSE(a.copy);
   const SiteAssignment c = q.request(2, 1, 5.0, 1.0).at(0);
   REQUIRE(c.copy);
+  CHECK(c.lease.upstream == a.lease.upstream);
   CHECK_FALSE(q.failed(2, c.local));  // worker 1 still renders it: nothing to report upstream
   CHECK(q.held() == 1);
   const SiteAssignment c2 = q.request(2, 1, 6.0, 1.0).at(0);  // copied again
@@ -207,7 +211,6 @@ TEST_CASE("relay queue: a copy's holder failing or leaving leaves the other copy
   REQUIRE(failed);
   CHECK(failed->upstream == 501);
   CHECK(q.wanted(0) == 2);  // the lease is gone: room for worker 2's two
-  (void)a;
 }
 
 TEST_CASE("relay queue: a recall gives back what is queued, those named first, then the newest, as many") {
@@ -225,6 +228,23 @@ TEST_CASE("relay queue: a recall gives back what is queued, those named first, t
   CHECK(left[0].local == held.local);
   CHECK(q.queued_ids() == std::vector<AttemptId>{601, 602, 603, 604, 605});
   CHECK(q.wanted(4) == 0);  // no site worker: nothing to ask for
+}
+
+TEST_CASE("relay queue: the spare covers the round trip to the master at the site's pace") {
+  // Unknown round trip or block time: the configured spare.
+  CHECK(relay_spare(4, 0, 1.0, 100) == 4);
+  CHECK(relay_spare(4, 0.4, 0, 100) == 4);
+  CHECK(relay_spare(4, std::numeric_limits<double>::infinity(), 1.0, 100) == 4);
+  // 100 threads finishing 0.2 s blocks use 200 blocks in a 0.4 s round trip.
+  CHECK(relay_spare(4, 0.4, 0.2, 100) == 200);
+  // Long blocks or a short trip: never below the configured spare.
+  CHECK(relay_spare(4, 0.01, 10.0, 2) == 4);
+  CHECK(relay_spare(-3, 0.01, 10.0, 2) == 1);  // ceil(0.002): one block
+  CHECK(relay_spare(4, 1e9, 1e-9, 4096) == 1000000);  // nonsense times cannot ask for billions
+  // The queue asks for that on top of what its workers hold.
+  RelayQueue q;
+  q.worker_joined(1, 2);
+  CHECK(q.wanted(relay_spare(4, 0.4, 0.2, q.site_threads())) == 4 + 4);
 }
 
 TEST_SUITE_END();
