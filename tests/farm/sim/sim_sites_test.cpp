@@ -176,11 +176,13 @@ TEST_CASE("sim sites: a dry site gets unstarted blocks recalled from a slow one,
   const SimResult early = run(two_sites(20, 4), below, map);
   REQUIRE(early.completed);
   CHECK(early.recalls > 0);
-  // With copies and only the "empty" trigger this case moves nothing: the master fills the dry
-  // relay's spare with copies, so it never asks with nothing queued.
+  // With copies and only the "empty" trigger recalls are rare (the master fills a dry relay's
+  // spare with copies, so it seldom asks with nothing queued); copies and recalls together still
+  // cover every pixel once.
   const SimResult fed = run(two_sites(20, 4), options(128, 128, 16), map);
   REQUIRE(fed.completed);
-  CHECK(fed.recalls == 0);
+  CHECK(fed.recalls <= with.recalls);
+  for (const int n : accepted_coverage(fed.stats_json, 128, 128)) REQUIRE(n == 1);
 }
 
 TEST_CASE("sim sites: relays against the same workers connected flat, over the same WAN") {
