@@ -1,7 +1,7 @@
 // The sites model of `farm sim` (docs/relays.md, "Simulated: many sites"): a relay per site,
 // on the real relay's bookkeeping (RelayQueue), and the master's supervisor between relays
 // (seed 002), as Master::recall_for and Master::on_released use Scheduler::plan_recall. Both are
-// decisions only: the simulator (simulator.cpp) carries their messages over its links.
+// decisions only: the simulator (simulation_sites.cpp) carries their messages over its links.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,206 @@
+// The simulator's state (farm sim, sim/simulator.h), shared by the files that implement it:
+// simulator.cpp (the event loop, the network, the master), simulation_worker.cpp (a worker and
+// its render threads), simulation_sites.cpp (a site's relay, and the master's side of relays).
+// Private to farm/sim.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "control/job_controller.h"
+#include "sim/quota_clock.h"
+#include "sim/sim_link.h"
+#include "sim/sim_sites.h"
+#include "sim/simulator.h"
+
+namespace farm::sim_detail {
+
+inline constexpr double k_never = std::numeric_limits<double>::infinity();
+// Wire sizes of the small messages (FlatBuffers + ZeroMQ framing), bytes.
+inline constexpr double k_small_message = 64;
+inline constexpr double k_result_header = 96;
+// A relay reads what arrived within one poll turn before it asks its master once (a site
+// worker's result and its next request arrive together); seconds.
+inline constexpr double k_relay_poll_turn = 20e-6;
+
+enum class Msg : uint8_t { hello, request, result, heartbeat, leave, assign, cancel, recall, released };
+
+struct Message {
+  Msg kind = Msg::hello;
+  // To or from the master: the peer (a flat worker's index, or workers + a site's index for its
+  // relay). To or from a relay: the site worker's index.
+  uint32_t worker = 0;
+  uint32_t site = 0;  // to a relay from its master: which
+  AttemptId attempt = 0;
+  uint32_t credits = 0;
+  uint32_t unstarted = 0;  // a relay's request: leases queued unstarted at it
+  int threads = 0, members = 0;  // a relay's hello
+  std::vector<AttemptId> attempts;  // a recall, and what was released
+  Block block;
+  double render = 0, queued = 0;
+  uint64_t bytes = 0;
+};
+
+inline Message message(Msg kind) {
+  Message m;
+  m.kind = kind;
+  return m;
+}
+
+enum class Ev : uint8_t {
+  worker_ready, master_arrive, master_process, worker_arrive, render_done, heartbeat, fail, leave, tick,
+  relay_ready, relay_arrive, relay_receive, relay_heartbeat, relay_ask
+};
+
+struct Event {
+  double t = 0;
+  uint64_t seq = 0;
+  Ev kind = Ev::tick;
+  Message m;
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct Task {
+  AttemptId attempt = 0;
+  Block block;
+  double arrived = 0, started = 0;
+  bool cancelled = false;
+  int thread = 0;  // which render thread runs it
+};
+
+// Wall seconds a worker spends per block besides rendering. The farm's own work is CPU work on
+// the worker: a slower worker (a smaller CPU quota) spends proportionally longer on it, unless
+// its overhead was measured.
+inline double block_overhead(const SimWorkerSpec& s, const SimOptions& o) {
+  return s.block_overhead >= 0 ? s.block_overhead : o.per_block_overhead / s.speed;
+}
+
+struct SimWorker {
+  SimWorkerSpec spec;
+  SimLink up, down;  // to the master, or to its site's relay (the LAN)
+  bool started = false, gone = false;
+  int assigned = 0;
+  int busy = 0;
+  std::deque<Task> queue;
+  std::vector<Task> running;
+  // Under a CPU quota, each render thread's share of it (an approximation: the kernel meters the
+  // group as a whole), and which threads are rendering.
+  std::vector<QuotaClock> quota;
+  std::vector<bool> thread_busy;
+  double last_request = -k_never;
+  // The master's view of this peer.
+  bool joined = false;
+  int capacity() const { return spec.threads + std::max(0, spec.prefetch); }
+};
+
+// A site's relay: its bookkeeping (sim_sites.h), its WAN link, and the master's view of it.
+struct SimSite {
+  SimRelay relay;
+  SimLink up, down;
+  std::vector<uint32_t> workers;  // indices of its workers
+  int threads = 0, members = 0;   // as last announced to the master
+  bool joined = false;
+  bool ask_due = false;           // it asks at the end of this poll turn
+};
+
+class Simulation {
+ public:
+  Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs, const std::vector<SimSiteSpec>& sites,
+             const SimOptions& o);
+  SimResult run();
+
+ private:
+  void push(double t, Ev kind, uint32_t worker);
+  void push(Event e);
+  void dispatch(const Event& e);
+
+  // ------------------------------------------------------------------ network (simulator.cpp)
+  // From a worker to its master, or to its site's relay.
+  void send_up(SimWorker& w, uint32_t index, Message m, double bytes = k_small_message);
+  // From the master to a peer: a flat worker, or a relay.
+  void send_down(uint32_t peer, Message m, double bytes = k_small_message);
+  bool is_relay(uint32_t peer) const { return peer >= m_workers.size(); }
+
+  // ------------------------------------------------------------------ worker side (simulation_worker.cpp)
+  void worker_ready(SimWorker& w, uint32_t index);
+  void request_work(SimWorker& w, uint32_t index);
+  void heartbeat(SimWorker& w, uint32_t index);
+  void worker_receive(SimWorker& w, const Message& m);
+  double render_time(const SimWorker& w, const Block& b) const;
+  void start_tasks(SimWorker& w, uint32_t index);
+  void render_done(SimWorker& w, const Message& m);
+
+  // ------------------------------------------------------------------ relay side (simulation_sites.cpp)
+  uint32_t relay_peer(uint32_t site) const { return static_cast<uint32_t>(m_workers.size()) + site; }
+  static WorkerId local_id(uint32_t worker) { return worker + 1; }
+
+  void relay_send_up(uint32_t site, Message m, double bytes = k_small_message);
+
+  // To a site worker over its LAN link.
+  void relay_send_down(uint32_t worker, Message m);
+
+  // Assigns under the relay's local ids.
+  void relay_deliver(const std::vector<SiteAssignment>& assigned);
+
+  // The real relay's ask rule: after whatever changed its want or freed room under the master's
+  // cap (a worker's request, result or departure, a cancel) and once per heartbeat interval, at
+  // most once per poll turn.
+  void relay_ask(uint32_t site);
+  void relay_ask_now(uint32_t site);
+
+  // A relay's hello: first for the site as configured, then again when it grew or shrank.
+  void relay_announce(uint32_t site, int threads, int members);
+  void relay_ready(uint32_t site);
+  void relay_worker_gone(uint32_t site, uint32_t worker);
+
+  // A site worker's message, over its LAN link.
+  void relay_arrive(const Message& m);
+
+  // The master's message to a relay, over the WAN.
+  void relay_receive(const Message& m);
+  void relay_heartbeat(uint32_t site);
+
+  // ------------------------------------------------------------------ master side (simulator.cpp; relays: simulation_sites.cpp)
+  void master_arrive(const Message& m);
+  void master_process();
+  void handle(const Message& m);
+  void serve(uint32_t peer, int credits);
+
+  // The master's side of a relay: a participant as a worker is, plus the supervisor.
+  void handle_relay(const Message& m);
+
+  // Master::on_request for a relay: a recall first once the pool is empty, else blocks.
+  void relay_request(uint32_t peer, RelayAsk ask);
+  void on_result(WorkerId id, const Message& m);
+  void tick_if_due();
+  void schedule_tick();
+
+  // For the bound: a site worker's way to the master is its LAN and its site's WAN.
+  std::vector<SimWorkerSpec> specs() const;
+  std::vector<std::string> summary(const SimResult& r) const;
+  const CostMap& m_costs;
+  SimOptions m_o;
+  JobController m_job;
+  std::mt19937_64 m_rng;
+  SimSupervisor m_supervisor;
+  std::vector<SimWorker> m_workers;
+  std::vector<SimSite> m_sites;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> m_events;
+  std::deque<Message> m_inbox;
+  bool m_master_scheduled = false;
+  double m_master_busy_until = 0;
+  double m_tick_at = k_never;
+  double m_now = 0;
+  double m_last_accept = 0;
+  double m_longest = 0;
+  double m_first_assignment = k_never;
+  uint64_t m_seq = 0, m_count = 0, m_dead = 0, m_messages_in = 0, m_messages_out = 0;
+};
+
+}  // namespace farm::sim_detail
