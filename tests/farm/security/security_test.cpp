@@ -367,10 +367,11 @@ TEST_CASE("security: a farm worker the master refuses says why instead of retryi
       start_worker(f, ep, "stranger", {"--key", f.path("stranger.key"), "--master-key", f.path("master.pub")});
   auto plain = start_worker(f, ep, "plain");
   auto fooled = start_worker(f, ep, "fooled", {"--key", f.path("worker.key"), "--master-key", f.path("stranger.pub")});
-  CHECK(stranger->wait_for_log("the master refused this worker's key", 10));
-  CHECK(plain->wait_for_log("disagree on encryption", 10));
-  CHECK(fooled->wait_for_log("is the master key this worker trusts the master's own public key?", 10));
-  CHECK(master->wait_for_log("refused a worker with CURVE key", 10));
+  // Generous limits: they cost nothing when the words come, and a loaded machine is slow to start.
+  CHECK(stranger->wait_for_log("the master refused this worker's key", 30));
+  CHECK(plain->wait_for_log("disagree on encryption", 30));
+  CHECK(fooled->wait_for_log("is the master key this worker trusts the master's own public key?", 30));
+  CHECK(master->wait_for_log("refused a worker with CURVE key", 30));
   CHECK(master->log().find("joined") == std::string::npos);
 }
 
