@@ -86,7 +86,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             return {w::Body::Result,
                     w::CreateResult(b, x.job_id, x.attempt, &r, static_cast<w::PixelEncoding>(x.encoding),
                                     static_cast<w::Compression>(x.compression), x.raw_size, pixels, x.render_seconds,
-                                    x.rays, x.queued_seconds, x.fixed_seconds)
+                                    x.rays, x.queued_seconds, x.fixed_seconds, x.next_credits, x.next_queued)
                         .Union()};
           },
           [&](const Recall& x) -> std::pair<w::Body, Offset<void>> {
@@ -268,6 +268,8 @@ class Reader {
         r.rays = x->rays();
         r.queued_seconds = x->queued_seconds();
         r.fixed_seconds = x->fixed_seconds();
+        r.next_credits = x->next_credits();
+        r.next_queued = x->next_queued();
         return r;
       }
       case w::Body::Cancel: {

@@ -102,6 +102,9 @@ struct Result {
   uint64_t rays = 0;
   double queued_seconds = 0;
   double fixed_seconds = 0;  // of render_seconds, what the renderer spends on any block (POV-Ray's start-up)
+  // The sender's next WorkRequest carried along (credits 0: none): handled after the result, as if
+  // it had come on its own.
+  uint32_t next_credits = 0, next_queued = 0;
 };
 
 struct Cancel {

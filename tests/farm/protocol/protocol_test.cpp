@@ -37,6 +37,8 @@ std::vector<Message> samples() {
   result.render_seconds = 0.25;
   result.rays = 123456789;
   result.queued_seconds = 0.01;
+  result.next_credits = 3;
+  result.next_queued = 2;
   return {hello,
           welcome,
           AssetRequest{{"h1", "h2"}},
@@ -76,6 +78,8 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK(r.rays == 123456789u);
   CHECK(r.pixels.size() == 16u * 8 * 12);
   CHECK(r.render_seconds == 0.25);
+  CHECK(r.next_credits == 3u);  // the sender's next request, carried along
+  CHECK(r.next_queued == 2u);
   auto wb = encode(samples()[1]);
   Decoded dw = decode(wb.data(), wb.size());
   const Welcome& w = std::get<Welcome>(*dw.message);
