@@ -330,7 +330,11 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
         if constexpr (std::is_same_v<T, proto::WorkRequest>) {
           on_request(identity, peer, m);
         } else if constexpr (std::is_same_v<T, proto::Result>) {
+          const proto::WorkRequest next{m.next_credits, m.next_queued};
           on_result(identity, peer, m);
+          // The sender's next request, carried along: served once the result has freed its room.
+          if (next.credits > 0)
+            if (auto again = m_peers.find(identity); again != m_peers.end()) on_request(identity, again->second, next);
         } else if constexpr (std::is_same_v<T, proto::BlockFailed>) {
           on_block_failed(identity, peer, m);
         } else if constexpr (std::is_same_v<T, proto::Released>) {

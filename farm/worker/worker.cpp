@@ -56,6 +56,8 @@ class Worker {
   void start_loading();
   void finish_loading();
   void fail_job(const std::string& why, proto::ErrorCode code);
+  // Blocks to ask for: the render slots and the prefetch not yet filled (0 while not working).
+  uint32_t wanted_blocks() const;
   void request_work();
   void drain_results();
   void reset_job();
@@ -250,10 +252,16 @@ void Worker::finish_loading() {
   request_work();
 }
 
-void Worker::request_work() {
+uint32_t Worker::wanted_blocks() const {
   const size_t capacity = static_cast<size_t>(m_render_slots + std::max(0, m_o.prefetch));
-  if (m_state != State::working || m_assigned >= capacity) return;
-  send(proto::WorkRequest{static_cast<uint32_t>(capacity - m_assigned)});
+  if (m_state != State::working || m_assigned >= capacity) return 0;
+  return static_cast<uint32_t>(capacity - m_assigned);
+}
+
+void Worker::request_work() {
+  const uint32_t wanted = wanted_blocks();
+  if (wanted == 0) return;
+  send(proto::WorkRequest{wanted});
   m_last_request = now();
 }
 
@@ -263,8 +271,9 @@ void Worker::drain_results() {
     std::lock_guard<std::mutex> lock(m_done_mutex);
     done.swap(m_done);
   }
+  m_assigned -= std::min<size_t>(m_assigned, done.size());  // each ends a block, whatever became of it
+  std::vector<proto::Result> results;
   for (RenderOutput& out : done) {
-    if (m_assigned > 0) --m_assigned;
     if (!out.failure.empty()) {
       // Said, not left to the lease: a master whose only idle worker holds the block would never
       // give it out again. The reason is cut to what the protocol carries.
@@ -289,9 +298,15 @@ void Worker::drain_results() {
     r.queued_seconds = out.queued_seconds;
     r.fixed_seconds = out.fixed_seconds;
     r.rays = out.rays;
-    send(r);
+    results.push_back(std::move(r));
   }
-  if (!done.empty()) request_work();
+  // The next request rides on the last result: one message per block instead of two.
+  if (!results.empty()) {
+    results.back().next_credits = wanted_blocks();
+    if (results.back().next_credits > 0) m_last_request = now();
+  }
+  for (const proto::Result& r : results) send(r);
+  if (results.empty() && !done.empty()) request_work();
 }
 
 std::optional<RunStatus> Worker::on_message(const proto::Message& message) {

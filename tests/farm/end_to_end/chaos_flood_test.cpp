@@ -232,6 +232,40 @@ std::string check_tiled_once(const std::string& json, int width, int height) {
 
 }  // namespace
 
+TEST_CASE("protocol client: a result carrying the next request is answered with the next block, no WorkRequest needed") {
+  Fixture f("next_request", 16, ".exr");
+  auto master = start_master(f, f.path("farm.exr"), {"--policy", "fixed", "--block", "16"});
+  const std::string ep = endpoint_from(*master);
+  zmq::context_t ctx;
+  zmq::socket_t client(ctx, zmq::socket_type::dealer);
+  client.set(zmq::sockopt::linger, 0);
+  client.connect(ep);
+  send_message(client, farm::proto::Hello{farm::proto::k_protocol_version, "x", "client", 1, {}});
+  uint64_t job = 0;
+  for (const auto& m : receive_for<farm::proto::Welcome>(client, 10, 1))
+    if (auto* w = std::get_if<farm::proto::Welcome>(&m)) job = w->job_id;
+  REQUIRE(job != 0);
+  auto assigns = [&](double seconds) {
+    std::vector<Lease> out;
+    for (const auto& m : receive_for<farm::proto::Assign>(client, seconds, 1))
+      if (auto* a = std::get_if<farm::proto::Assign>(&m)) out.push_back({a->attempt, a->rect});
+    return out;
+  };
+  send_message(client, farm::proto::WorkRequest{1});
+  const std::vector<Lease> first = assigns(10);
+  REQUIRE(first.size() == 1);
+  // The result asks for one more: the master answers it as it would a WorkRequest.
+  farm::proto::Result r = pixels_result(job, first[0].attempt, first[0].rect, 0.5f);
+  r.next_credits = 1;
+  send_message(client, r);
+  const std::vector<Lease> second = assigns(10);
+  REQUIRE(second.size() == 1);
+  CHECK(second[0].attempt != first[0].attempt);
+  // A result that asks for nothing gets nothing: demand-driven, as before.
+  send_message(client, pixels_result(job, second[0].attempt, second[0].rect, 0.5f));
+  CHECK(assigns(1.5).empty());
+}
+
 TEST_CASE("chaos: the pixel codec refuses non-finite floats") {
   std::vector<float> rgba(16, 0.5f);
   std::vector<uint8_t> out;
