@@ -143,6 +143,7 @@ void Relay::drop_job(const std::string& why) {
   }
   m_leased_at.clear();
   m_waited.clear();
+  m_results_up.clear();  // for leases the master has given up on, or of a job that is over
   m_said_sitting_out = false;
   m_site_loaded = false;
   m_state = State::detached;
@@ -151,12 +152,27 @@ void Relay::drop_job(const std::string& why) {
 // Leases enough for what the site's workers can hold plus the spare (at least --spare, and what
 // covers the round trip at the site's pace: relay_spare); the master caps what one participant
 // holds, so asking again before its answer arrives costs nothing.
-void Relay::ask_upstream() {
-  m_ask_due = false;
-  if (m_state != State::ready || !m_site_loaded) return;
+std::optional<proto::WorkRequest> Relay::upstream_ask() const {
+  if (m_state != State::ready || !m_site_loaded) return std::nullopt;
   const int want = m_queue.wanted(relay_spare(m_o.spare, m_up_rtt, m_block_seconds, m_queue.site_threads()));
-  if (want <= 0) return;
-  send_up(proto::WorkRequest{static_cast<uint32_t>(want), static_cast<uint32_t>(m_queue.queued())});
+  if (want <= 0) return std::nullopt;
+  return proto::WorkRequest{static_cast<uint32_t>(want), static_cast<uint32_t>(m_queue.queued())};
+}
+
+// A site of 100 sends results in bursts: the request rides on the last of them, so a busy relay
+// costs the master one message per block, as a worker does, instead of two.
+void Relay::flush_upstream() {
+  std::optional<proto::WorkRequest> ask;
+  if (m_ask_due) ask = upstream_ask();
+  m_ask_due = false;
+  if (!m_results_up.empty() && ask) {
+    m_results_up.back().next_credits = ask->credits;
+    m_results_up.back().next_queued = ask->queued;
+    ask.reset();
+  }
+  for (const proto::Result& r : m_results_up) send_up(r);
+  m_results_up.clear();
+  if (ask) send_up(*ask);
 }
 
 std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
@@ -286,7 +302,7 @@ RunStatus Relay::run() {
       m_last_up_ping = t;
       m_ask_due = true;  // a request the master could not serve is forgotten: ask again
     }
-    if (m_ask_due) ask_upstream();
+    flush_upstream();
     if (t - last_site_check >= interval()) {
       forget_silent_workers();
       last_site_check = t;

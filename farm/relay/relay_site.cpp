@@ -126,7 +126,8 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
     r.queued_seconds += waited->second;
     m_waited.erase(waited);
   }
-  send_up(r);
+  r.next_credits = r.next_queued = 0;  // the site worker's own ask is served here; ours rides later
+  m_results_up.push_back(std::move(r));  // forwarded at the end of this poll turn (flush_upstream)
 }
 
 void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
@@ -194,7 +195,12 @@ void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size
     serve(identity, peer);
     m_ask_due = true;
   } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
+    const uint32_t next = result->next_credits;
     on_site_result(peer, *result);
+    if (next > 0) {  // its next request, carried along
+      peer.wanting = static_cast<int>(std::min<uint32_t>(next, 1024));
+      m_site_loaded = m_state == State::ready;
+    }
     serve(identity, peer);
     m_ask_due = true;
   } else if (auto* failed = std::get_if<proto::BlockFailed>(&*d.message)) {

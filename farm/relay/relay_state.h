@@ -66,8 +66,11 @@ class Relay {
   void on_asset(const proto::AssetData& a);
   void become_ready();
   void drop_job(const std::string& why);
-  // Sends the request the handlers of this poll turn asked for (m_ask_due), once.
-  void ask_upstream();
+  // Sends what this poll turn's handlers left for the master: the site's results, and the request
+  // they asked for (m_ask_due) once, riding on the last result when there is one.
+  void flush_upstream();
+  // The request to send now, if the site wants more than it holds.
+  std::optional<proto::WorkRequest> upstream_ask() const;
 
   // Downstream: this relay as the master of its site.
   bool send_site(const std::string& identity, const proto::Message& m);
@@ -113,6 +116,7 @@ class Relay {
   bool m_site_loaded = false;
   std::optional<RunStatus> m_fatal;  // set by a handler that must end the relay
   bool m_ask_due = false;       // ask the master once this poll turn, not once per message
+  std::vector<proto::Result> m_results_up;  // the site's results of this poll turn, to forward
   uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
