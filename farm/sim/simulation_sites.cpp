@@ -44,8 +44,20 @@ void Simulation::relay_ask(uint32_t site) {
 }
 
 void Simulation::relay_ask_now(uint32_t site) {
-  m_sites[site].ask_due = false;
-  const std::optional<RelayAsk> ask = m_sites[site].relay.ask();
+  SimSite& s = m_sites[site];
+  s.ask_due = false;
+  std::optional<RelayAsk> ask = s.relay.ask();
+  // As the real relay (flush_upstream): the turn's results, the ask riding on the last.
+  if (!s.results_up.empty() && ask) {
+    s.results_up.back().credits = static_cast<uint32_t>(ask->credits);
+    s.results_up.back().unstarted = static_cast<uint32_t>(ask->queued);
+    ask.reset();
+  }
+  for (Message& r : s.results_up) {
+    const double bytes = k_result_header + static_cast<double>(r.bytes);
+    relay_send_up(site, std::move(r), bytes);
+  }
+  s.results_up.clear();
   if (!ask) return;
   Message m = message(Msg::request);
   m.credits = static_cast<uint32_t>(ask->credits);
@@ -91,8 +103,11 @@ void Simulation::relay_arrive(const Message& m) {
         Message up = m;
         up.attempt = f->lease.upstream;
         up.queued += f->waited;  // queueing at the relay, not the WAN's time
-        relay_send_up(site, up, k_result_header + static_cast<double>(m.bytes));
+        up.credits = up.unstarted = 0;  // the relay's own ask rides on its last result of the turn
+        m_sites[site].results_up.push_back(std::move(up));
       }
+      // Its next request, carried along.
+      if (m.credits > 0) relay_deliver(relay.worker_request(local, static_cast<int>(m.credits), m_now));
       break;
     case Msg::leave: relay_worker_gone(site, m.worker); break;
     default: return;
@@ -156,7 +171,10 @@ void Simulation::handle_relay(const Message& m) {
       if (auto serve_now = m_supervisor.released(m_job, id, m.attempts))
         relay_request(serve_now->first - 1, serve_now->second);
       break;
-    case Msg::result: on_result(id, m); break;
+    case Msg::result:
+      on_result(id, m);
+      if (m.credits > 0) relay_request(m.worker, RelayAsk{static_cast<int>(m.credits), static_cast<int>(m.unstarted)});
+      break;
     case Msg::heartbeat: m_job.round_trip(id, site.up.latency + site.down.latency); break;
     default: break;
   }

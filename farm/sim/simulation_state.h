@@ -107,6 +107,7 @@ struct SimSite {
   int threads = 0, members = 0;   // as last announced to the master
   bool joined = false;
   bool ask_due = false;           // it asks at the end of this poll turn
+  std::vector<Message> results_up;  // its site's results of this poll turn, forwarded with the ask
 };
 
 class Simulation {

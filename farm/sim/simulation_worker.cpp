@@ -75,7 +75,9 @@ void Simulation::render_done(SimWorker& w, const Message& m) {
   --w.busy;
   w.thread_busy[static_cast<size_t>(t.thread)] = false;
   --w.assigned;
-  if (!t.cancelled) {
+  if (t.cancelled) {
+    request_work(w, m.worker);
+  } else {
     Message r = message(Msg::result);
     r.attempt = t.attempt;
     r.block = t.block;
@@ -84,9 +86,13 @@ void Simulation::render_done(SimWorker& w, const Message& m) {
                                : std::max(0.0, (m_now - t.started) - block_overhead(w.spec, m_o));
     r.queued = t.started - t.arrived;
     r.bytes = static_cast<uint64_t>(static_cast<double>(t.block.pixels()) * m_o.bytes_per_pixel * m_o.payload_ratio);
+    // As the real worker: its next request rides on the result.
+    if (w.assigned < w.capacity()) {
+      r.credits = static_cast<uint32_t>(w.capacity() - w.assigned);
+      w.last_request = m_now;
+    }
     send_up(w, m.worker, r, k_result_header + static_cast<double>(r.bytes));
   }
-  request_work(w, m.worker);
   start_tasks(w, m.worker);
 }
 

@@ -25,7 +25,7 @@ Simulation::Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& s
     : m_costs(costs), m_o(o), m_job(o.scheduler, o.trace), m_rng(o.seed), m_supervisor(o.recall, o.recall_below) {
   for (const SimSiteSpec& site : sites) {
     const SimLink wan{site.latency, 0, site.bandwidth};
-    m_sites.push_back(SimSite{SimRelay(site), wan, wan, {}, 0, 0, false, false});
+    m_sites.push_back(SimSite{SimRelay(site), wan, wan, {}, 0, 0, false, false, {}});
   }
   m_workers.reserve(specs.size());
   for (const SimWorkerSpec& s : specs) {
@@ -206,7 +206,10 @@ void Simulation::handle(const Message& m) {
   m_job.heard(id, m_now);
   switch (m.kind) {
     case Msg::request: serve(m.worker, static_cast<int>(m.credits)); break;
-    case Msg::result: on_result(id, m); break;
+    case Msg::result:
+      on_result(id, m);
+      if (m.credits > 0) serve(m.worker, static_cast<int>(m.credits));  // its next request, carried along
+      break;
     case Msg::heartbeat:
       // The real master measures the round trip with pings; the model knows it.
       m_job.round_trip(id, w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2);
