@@ -43,7 +43,11 @@ bool RelayQueue::drop_holder(AttemptId local) {
   auto held = m_held.find(local);
   if (held == m_held.end()) return false;
   const AttemptId upstream = held->second.lease.upstream;
-  if (auto w = m_workers.find(held->second.worker); w != m_workers.end()) w->second.holds.erase(local);
+  if (auto w = m_workers.find(held->second.worker); w != m_workers.end()) {
+    count(w->second, -1);
+    w->second.holds.erase(local);
+    count(w->second, +1);
+  }
   m_held.erase(held);
   auto locals = m_locals_of.find(upstream);
   if (locals == m_locals_of.end()) return true;
@@ -74,13 +78,23 @@ std::vector<AttemptId> RelayQueue::recallable(const std::vector<AttemptId>& upst
 
 int RelayQueue::wanted(int spare) const {
   if (m_workers.empty()) return 0;
-  int capacity = 0;
-  for (const auto& [id, w] : m_workers) capacity += relay_holdable(w.threads);
-  const int target = capacity + std::max(0, spare);
+  const int target = m_sums.capacity + std::max(0, spare);
   return std::max(0, target - static_cast<int>(m_leases.size()));
 }
 
-void RelayQueue::worker_joined(WorkerId worker, int threads) { m_workers[worker].threads = std::max(1, threads); }
+void RelayQueue::worker_joined(WorkerId worker, int threads) {
+  auto [it, fresh] = m_workers.try_emplace(worker);
+  SiteWorker& w = it->second;
+  if (!fresh) count(w, -1);  // a repeated hello may change its threads
+  w.threads = std::max(1, threads);
+  count(w, +1);
+}
+
+void RelayQueue::count(const SiteWorker& w, int sign) {
+  m_sums.threads += sign * w.threads;
+  m_sums.capacity += sign * relay_holdable(w.threads);
+  m_sums.idle_threads += sign * std::max(0, w.threads - static_cast<int>(w.holds.size()));
+}
 
 std::vector<SiteAssignment> RelayQueue::worker_left(WorkerId worker) {
   std::vector<SiteAssignment> held;
@@ -96,6 +110,7 @@ std::vector<SiteAssignment> RelayQueue::worker_left(WorkerId worker) {
   }
   std::sort(back.begin(), back.end());
   m_queue.insert(m_queue.begin(), back.begin(), back.end());
+  count(it->second, -1);
   m_workers.erase(it);
   return held;
 }
@@ -107,16 +122,16 @@ std::vector<SiteAssignment> RelayQueue::request(WorkerId worker, int credits, do
   SiteWorker& w = it->second;
   // Threads of the other workers with nothing to render: a block queued here behind a busy
   // thread must not wait while one of theirs is idle (it could not be taken back).
-  int others_free = 0;
-  for (const auto& [id, o] : m_workers)
-    if (id != worker) others_free += std::max(0, o.threads - static_cast<int>(o.holds.size()));
+  const int others_free = m_sums.idle_threads - std::max(0, w.threads - static_cast<int>(w.holds.size()));
   const int room = relay_holdable(w.threads) - static_cast<int>(w.holds.size());
   auto hand_out = [&](AttemptId upstream, bool copy) {
     const AttemptId local = m_next_local++;
     RelayLease lease{upstream, m_leases.at(upstream)};
     m_held[local] = Held{worker, lease, now};
     m_locals_of[upstream].push_back(local);
+    count(w, -1);
     w.holds.insert(local);
+    count(w, +1);
     out.push_back({worker, local, lease, copy});
   };
   for (int i = 0; i < std::min(credits, room) && !m_queue.empty(); ++i) {
@@ -184,15 +199,15 @@ std::vector<SiteAssignment> RelayQueue::clear_leases() {
   m_queue.clear();
   m_held.clear();
   m_locals_of.clear();
-  for (auto& [id, w] : m_workers) w.holds.clear();
+  for (auto& [id, w] : m_workers) {
+    count(w, -1);
+    w.holds.clear();
+    count(w, +1);
+  }
   return out;
 }
 
-int RelayQueue::site_threads() const {
-  int threads = 0;
-  for (const auto& [id, w] : m_workers) threads += w.threads;
-  return threads;
-}
+int RelayQueue::site_threads() const { return m_sums.threads; }
 
 std::vector<WorkerId> RelayQueue::workers() const {
   std::vector<WorkerId> out;

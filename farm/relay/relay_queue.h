@@ -111,6 +111,13 @@ class RelayQueue {
   // Drops one holder of a lease; true if nobody holds it any more.
   bool drop_holder(AttemptId local);
   std::map<WorkerId, SiteWorker> m_workers;
+  // Sums over m_workers, kept as they change (a site of 1,000 asks often): their threads, what
+  // they may hold (relay_holdable), their threads with nothing to render.
+  struct Sums {
+    int threads = 0, capacity = 0, idle_threads = 0;
+  } m_sums;
+  // Adds (+1) or removes (-1) a worker's share of m_sums: around every change to it.
+  void count(const SiteWorker& w, int sign);
   AttemptId m_next_local = 1;
 };
 
