@@ -115,16 +115,25 @@ void Scheduler::do_restore(const std::vector<Block>& completed, AttemptId next_a
 
 void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads, int members) {
   Worker& w = m_workers[id];
-  m_total_threads -= w.id == id ? w.threads : 0;  // a repeated hello replaces the old count
-  if (w.id == id) forget_speed(w);
+  const bool again = w.id == id;  // a repeated hello replaces the old counts
+  m_total_threads -= again ? w.threads : 0;
+  if (again) forget_speed(w);
   m_deadlines.erase({w.indexed_deadline, id});
   if (m_first_join < 0) m_first_join = now;
+  const int old_threads = w.threads;
   w.id = id;
   w.threads = std::max(1, threads);
   w.members = std::clamp(members, 0, w.threads);
   m_total_threads += w.threads;
+  // A relay whose site grew or shrank: its per-thread speed (its site workers' render speed)
+  // holds for the new threads, and the size the policy gave it stands.
+  const bool resized_relay = again && w.members > 0;
+  if (resized_relay && w.work_per_second > 0) {
+    w.recent_seconds *= static_cast<double>(old_threads) / w.threads;
+    w.work_per_second = w.recent_work / w.recent_seconds;
+  }
   count_speed(w);
-  w.block_size = m_config.block_size;
+  if (!resized_relay) w.block_size = m_config.block_size;
   w.last_seen = now;
   w.progress_since = now;
   w.indexed_deadline = deadline_of(w);

@@ -102,6 +102,26 @@ TEST_CASE("scheduler: halving happens once per elapsed waiting period and never 
   CHECK(cov.exact());
 }
 
+TEST_CASE("scheduler: a relay whose site grows keeps its per-thread speed and its block size") {
+  Scheduler s(config(512, 512, 32));  // seed: halving on timeouts
+  s.worker_joined(1, 0, 4, 4);  // a relay of 4 one-thread site workers
+  std::vector<Assignment> a = s.request(1, 0, 4);
+  REQUIRE(a.size() == 4);
+  s.heard_from(1, 4.0);
+  s.tick(4.0);  // a waiting time passes: halved
+  REQUIRE(s.block_size_of(1) == 16);
+  for (const Assignment& x : a) REQUIRE(s.result(1, x.attempt, 5.0, 2.0).outcome == ResultOutcome::accepted);
+  // 1024 px in 2 s per site worker: 512 px/s each, 2048 px/s for the site.
+  REQUIRE(s.work_per_second_of(1) == doctest::Approx(4 * 512.0));
+  s.worker_joined(1, 5.0, 8, 8);  // four more site workers of the same kind
+  CHECK(s.work_per_second_of(1) == doctest::Approx(8 * 512.0));
+  CHECK(s.block_size_of(1) == 16);
+  // A worker's repeated hello starts it over, as before.
+  s.worker_joined(2, 5.0, 2);
+  s.worker_joined(2, 6.0, 2);
+  CHECK(s.block_size_of(2) == 32);
+}
+
 TEST_CASE("scheduler: min-block other than 4 is respected, and fixed never halves") {
   SchedulerConfig c = config(128, 128, 32);
   c.min_block = 8;
