@@ -15,8 +15,10 @@ inline constexpr int k_max_threads = 4096;
 // worker's; a relay counts its site workers' (the master does not bench a whole relay).
 inline constexpr int k_max_failures_in_row = 3;
 
-// A block's reported render time at or above this (11.6 days) is nonsense, from a broken or
-// hostile worker: it must not steer speeds or copy thresholds.
+// A block's reported render time at or above this (11.6 days), or below the minimum (a
+// microsecond, under any block's real cost), is nonsense from a broken or hostile worker: it must
+// not steer speeds or copy thresholds (a denormal time made a relay's speed infinite).
 inline constexpr double k_max_render_seconds = 1e6;
+inline constexpr double k_min_render_seconds = 1e-6;
 
 }  // namespace farm

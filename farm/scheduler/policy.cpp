@@ -80,12 +80,15 @@ class FactoringPolicy : public Policy {
     // sites x 100, 200 ms), and a depth sized for the aim left half the threads idle while their
     // results were on the way back. Holding nothing: the aim.
     const double aim = std::max(floor_seconds(w, pool), remaining_seconds(pool) / k_factor);
-    const double block_seconds =
-        w.held_blocks > 0 && w.held_work > 0 ? std::min(aim, w.held_work / w.held_blocks / per_thread) : aim;
+    const double held_seconds = w.held_blocks > 0 && w.held_work > 0 ? w.held_work / w.held_blocks / per_thread : aim;
+    const double block_seconds = std::max(k_min_block_seconds, std::min(aim, held_seconds));
     // Blocks that cover the round trip: for a relay, each of its site's workers finishes blocks
-    // on its own, so each gets its cover, as it would connected directly.
+    // on its own, so each gets its cover, as it would connected directly. Counted in double and
+    // bounded: the scheduler caps it far lower (max_leases_per_worker).
     const int members = std::clamp(w.members, 1, threads);
-    return threads + members * std::max(1, static_cast<int>(std::ceil(w.rtt * member_threads(w) / block_seconds)));
+    const double cover = std::max(1.0, std::ceil(w.rtt * member_threads(w) / block_seconds));
+    const double depth = threads + members * (std::isfinite(cover) ? cover : 1.0);
+    return static_cast<int>(std::min(depth, static_cast<double>(1 << 20)));
   }
 
   // Sizes cap at S0; the work limit below does the sizing. Nothing while the worker holds

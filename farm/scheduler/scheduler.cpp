@@ -367,9 +367,10 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now, Se
   // results says how busy the site is, not how fast (a site short of blocks looked slow, was fed
   // less, and starved: sim, 10 sites x 100, half the speed measured). Its per-thread speed comes
   // from the render time its worker reports for the block.
-  const bool by_render_time = w.members > 0 && std::isfinite(render_seconds) && render_seconds > 0 &&
-                              render_seconds < k_max_render_seconds;
+  const bool by_render_time = w.members > 0 && std::isfinite(render_seconds) &&
+                              render_seconds >= k_min_render_seconds && render_seconds < k_max_render_seconds;
   if (by_render_time || took > 0) {
+    const double old_work = w.recent_work, old_seconds = w.recent_seconds;
     forget_speed(w);
     // Older results fade, so a changed speed shows within a few rounds of its threads. Per
     // result the keep is 0.7^(1/threads): one thread's results arrive a block time apart, but a
@@ -380,6 +381,11 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now, Se
     w.recent_work = keep * w.recent_work + done_block.work;
     w.recent_seconds = keep * w.recent_seconds + (by_render_time ? render_seconds / w.threads : took);
     w.work_per_second = w.recent_work / w.recent_seconds;
+    if (!std::isfinite(w.work_per_second) || !(w.work_per_second > 0)) {  // no sample is worth an inf or a NaN
+      w.recent_work = old_work;
+      w.recent_seconds = old_seconds;
+      w.work_per_second = old_seconds > 0 ? old_work / old_seconds : 0;
+    }
     count_speed(w);
       for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   }

@@ -250,6 +250,30 @@ TEST_CASE("factoring: a relay's floor is one site machine's round trip, not the 
   CHECK(policy->assignment_work(relay, pool) == doctest::Approx(0.8));
 }
 
+TEST_CASE("factoring: the prefetch depth covers the round trip with the blocks a worker holds, not the ones aimed at") {
+  auto policy = make_policy(PolicyKind::factoring);
+  PoolView pool;
+  pool.pending_work = 400'000;  // 400 s left at 1000/s: the aim is a quarter, 100 s
+  pool.total_threads = 1;
+  pool.live_workers = 1;
+  pool.known_work_per_second = 1000;
+  pool.known_threads = 1;
+  pool.slowest_thread_work_per_second = 1000;
+  pool.age = 1000;
+  WorkerView w{1, 64, 1, 4.0, 0, 1000, 0.4, 0, 0, 0, 0};
+  CHECK(policy->max_in_flight(w, pool) == 2);  // holding nothing: 100 s blocks cover 0.4 s with one
+  // It holds two blocks of 0.1 s (carving made them far shorter than the aim): four cover the trip.
+  w.held_work = 200;
+  w.held_blocks = 2;
+  CHECK(policy->max_in_flight(w, pool) == 1 + 4);
+  // Blocks of next to nothing: no shorter than 2 ms each for the count (200 cover 0.4 s), and
+  // never a NaN or an overflow.
+  w.held_work = 1e-300;
+  CHECK(policy->max_in_flight(w, pool) == 1 + 200);
+  w.rtt = 1e300;
+  CHECK(policy->max_in_flight(w, pool) == 1 << 20);
+}
+
 TEST_CASE("factoring: a relay's speed is its site workers' render speed, however its results bunch up") {
   SchedulerConfig c = factoring_config(512, 512, 16);
   Scheduler s(c);
@@ -278,6 +302,13 @@ TEST_CASE("factoring: a relay's speed is its site workers' render speed, however
   std::vector<Assignment> a = u.request(1, 0, 1);
   REQUIRE(u.result(1, a.at(0).attempt, 2.0, std::numeric_limits<double>::infinity()).outcome == ResultOutcome::accepted);
   CHECK(u.work_per_second_of(1) == doctest::Approx(a.at(0).block.pixels() / 2.0));
+  // So does one too small to be true (a denormal made the speed infinite, then NaN for everyone).
+  for (const double tiny : {5e-324, 1e-300, 1e-9}) {
+    a = u.request(1, 2.0, 1);
+    REQUIRE(u.result(1, a.at(0).attempt, 3.0, tiny).outcome == ResultOutcome::accepted);
+    CHECK(std::isfinite(u.work_per_second_of(1)));
+    CHECK(u.work_per_second_of(1) < 1e6);
+  }
 }
 
 TEST_CASE("factoring: with a cost model the costliest blocks go out first, the cheapest last") {
