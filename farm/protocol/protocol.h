@@ -18,7 +18,9 @@ namespace farm::proto {
 
 // Bump when a change breaks old peers; Hello/Welcome carry it and mismatches are refused.
 // 2: render settings travel as a typed table (RenderSettings), no longer as "key=value" strings.
-constexpr uint32_t k_protocol_version = 3;
+// 3: BlockFailed. 4: a Result carries its sender's next request (a peer of 3 would ignore it, and
+// its workers would ask only once per heartbeat).
+constexpr uint32_t k_protocol_version = 4;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };

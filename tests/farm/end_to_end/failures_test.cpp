@@ -134,7 +134,7 @@ TEST_CASE("failure table: incompatible version") {
                    f.cache(), "--give-up-after", "10"},
                   f.path("w.log"));
   CHECK(o.code == 2);
-  CHECK_MESSAGE(contains(o.log, "error: the master refused this worker: protocol version 99 is not supported; master speaks 3"),
+  CHECK_MESSAGE(contains(o.log, "error: the master refused this worker: protocol version 99 is not supported; master speaks 4"),
                 o.log);
 }
 

@@ -95,7 +95,7 @@ TEST_CASE("protocol: every message type round-trips") {
   REQUIRE(drelay.message);
   CHECK(std::get<Hello>(*drelay.message).site_workers == 5u);
   CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}});
-  CHECK(k_protocol_version == 3);  // BlockFailed since 3, typed render settings since 2: older peers are refused at Hello
+  CHECK(k_protocol_version == 4);  // requests riding on results since 4, BlockFailed since 3, typed render settings since 2: older peers are refused at Hello
 }
 
 TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {
