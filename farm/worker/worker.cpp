@@ -60,6 +60,8 @@ class Worker {
   uint32_t wanted_blocks() const;
   void request_work();
   void drain_results();
+  // The Result message for a block rendered here (pixels encoded and compressed as the job says).
+  proto::Result result_of(RenderOutput& out) const;
   void reset_job();
   // The size the job's manifest gives for the asset `hash`.
   uint64_t declared_size(const std::string& hash) const;
@@ -272,41 +274,49 @@ void Worker::drain_results() {
     done.swap(m_done);
   }
   m_assigned -= std::min<size_t>(m_assigned, done.size());  // each ends a block, whatever became of it
-  std::vector<proto::Result> results;
-  for (RenderOutput& out : done) {
-    if (!out.failure.empty()) {
+  // In the order they finished (a success between failures resets the master's count of failures
+  // in a row), the next request riding on the last result: one message per block instead of two.
+  std::vector<proto::Message> out;
+  std::optional<size_t> last_result;
+  for (RenderOutput& o : done) {
+    if (!o.failure.empty()) {
       // Said, not left to the lease: a master whose only idle worker holds the block would never
       // give it out again. The reason is cut to what the protocol carries.
-      send(proto::BlockFailed{m_job.job_id, out.task.attempt, out.task.rect, out.failure.substr(0, 2000)});
+      out.emplace_back(proto::BlockFailed{m_job.job_id, o.task.attempt, o.task.rect, o.failure.substr(0, 2000)});
       continue;
     }
-    if (out.cancelled) continue;
-    proto::Result r;
-    r.job_id = m_job.job_id;
-    r.attempt = out.task.attempt;
-    r.rect = out.task.rect;
-    r.encoding = m_job.pixel_encoding;
-    std::vector<uint8_t> raw = proto::encode_pixels(out.rgba.data(), out.rgba.size() / 4, m_job.pixel_encoding);
-    r.raw_size = raw.size();
-    if (m_job.compression == proto::Compression::zstd) {
-      r.compression = proto::Compression::zstd;
-      r.pixels = proto::compress(raw);
-    } else {
-      r.pixels = std::move(raw);
-    }
-    r.render_seconds = out.render_seconds;
-    r.queued_seconds = out.queued_seconds;
-    r.fixed_seconds = out.fixed_seconds;
-    r.rays = out.rays;
-    results.push_back(std::move(r));
+    if (o.cancelled) continue;
+    last_result = out.size();
+    out.emplace_back(result_of(o));
   }
-  // The next request rides on the last result: one message per block instead of two.
-  if (!results.empty()) {
-    results.back().next_credits = wanted_blocks();
-    if (results.back().next_credits > 0) m_last_request = now();
+  if (last_result) {
+    auto& r = std::get<proto::Result>(out[*last_result]);
+    r.next_credits = wanted_blocks();
+    if (r.next_credits > 0) m_last_request = now();
   }
-  for (const proto::Result& r : results) send(r);
-  if (results.empty() && !done.empty()) request_work();
+  for (const proto::Message& m : out) send(m);
+  if (!last_result && !done.empty()) request_work();
+}
+
+proto::Result Worker::result_of(RenderOutput& out) const {
+  proto::Result r;
+  r.job_id = m_job.job_id;
+  r.attempt = out.task.attempt;
+  r.rect = out.task.rect;
+  r.encoding = m_job.pixel_encoding;
+  std::vector<uint8_t> raw = proto::encode_pixels(out.rgba.data(), out.rgba.size() / 4, m_job.pixel_encoding);
+  r.raw_size = raw.size();
+  if (m_job.compression == proto::Compression::zstd) {
+    r.compression = proto::Compression::zstd;
+    r.pixels = proto::compress(raw);
+  } else {
+    r.pixels = std::move(raw);
+  }
+  r.render_seconds = out.render_seconds;
+  r.queued_seconds = out.queued_seconds;
+  r.fixed_seconds = out.fixed_seconds;
+  r.rays = out.rays;
+  return r;
 }
 
 std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
