@@ -91,6 +91,8 @@ class RelayQueue {
   size_t queued() const { return m_queue.size(); }
   size_t held() const { return m_held.size(); }
   int site_threads() const;
+  // Threads of the site's workers with nothing to render.
+  int idle_threads() const { return m_sums.idle_threads; }
   bool has_worker(WorkerId worker) const { return m_workers.count(worker) != 0; }
   std::vector<WorkerId> workers() const;
 

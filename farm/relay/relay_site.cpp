@@ -195,9 +195,11 @@ void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size
     serve(identity, peer);
     m_ask_due = true;
   } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
-    const uint32_t next = result->next_credits;
+    // Its next request, carried along; not one from a job that is over (the worker has not loaded
+    // this one yet, and would drop what it got).
+    const uint32_t next = result->job_id == m_job.job_id ? result->next_credits : 0;
     on_site_result(peer, *result);
-    if (next > 0) {  // its next request, carried along
+    if (next > 0) {
       peer.wanting = static_cast<int>(std::min<uint32_t>(next, 1024));
       m_site_loaded = m_state == State::ready;
     }

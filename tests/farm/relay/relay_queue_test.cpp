@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <map>
+#include <random>
+#include <vector>
 
 #include "relay/relay_queue.h"
 
@@ -241,10 +244,60 @@ TEST_CASE("relay queue: the spare covers the round trip to the master at the sit
   CHECK(relay_spare(4, 0.01, 10.0, 2) == 4);
   CHECK(relay_spare(-3, 0.01, 10.0, 2) == 1);  // ceil(0.002): one block
   CHECK(relay_spare(4, 1e9, 1e-9, 4096) == 1000000);  // nonsense times cannot ask for billions
-  // The queue asks for that on top of what its workers hold.
+  // The queue asks for that on top of what its workers hold: 2 threads finishing 0.1 s blocks
+  // use 8 in a 0.4 s round trip.
   RelayQueue q;
   q.worker_joined(1, 2);
-  CHECK(q.wanted(relay_spare(4, 0.4, 0.2, q.site_threads())) == 4 + 4);
+  CHECK(q.wanted(relay_spare(0, 0.4, 0.1, q.site_threads())) == 4 + 8);
+}
+
+TEST_CASE("relay queue: its sums follow every change to its workers (joins, leaves, hand-outs, results, clears)") {
+  // The queue keeps its site's threads, capacity and idle threads as running sums; here they are
+  // checked against what the workers' own numbers say after each step of a random run.
+  std::mt19937 rng(7);
+  RelayQueue q;
+  std::map<WorkerId, int> threads;  // what the test joined
+  std::map<WorkerId, std::vector<AttemptId>> locals;
+  AttemptId next_upstream = 1;
+  for (int step = 0; step < 3000; ++step) {
+    const int op = static_cast<int>(rng() % 7);
+    const WorkerId w = 1 + rng() % 6;
+    if (op == 0) {
+      threads[w] = 1 + static_cast<int>(rng() % 4);  // joins, or says hello again with other threads
+      q.worker_joined(w, threads[w]);
+    } else if (op == 1 && threads.count(w)) {
+      q.worker_left(w);
+      threads.erase(w);
+      locals.erase(w);
+    } else if (op == 2) {
+      q.leased(next_upstream++, block(static_cast<int>(rng() % 64) * 16));
+    } else if (op == 3 && threads.count(w)) {
+      for (const SiteAssignment& a : q.request(w, 1 + static_cast<int>(rng() % 3), step, 50)) locals[w].push_back(a.local);
+    } else if (op == 4 && !locals[w].empty()) {
+      q.finished(w, locals[w].back());
+      locals[w].pop_back();
+    } else if (op == 5 && !locals[w].empty()) {
+      q.failed(w, locals[w].front());
+      locals[w].erase(locals[w].begin());
+    } else if (op == 6 && rng() % 50 == 0) {
+      q.clear_leases();
+      locals.clear();
+    }
+    int sum = 0, capacity = 0, idle = 0;
+    for (const auto& [id, t] : threads) {
+      sum += t;
+      capacity += relay_holdable(t);
+      int holds = 0;  // what it still holds (a copy that lost, or a cleared lease, is not)
+      for (const AttemptId local : locals[id]) holds += q.held_by(id, local).has_value();
+      idle += std::max(0, t - holds);
+    }
+    REQUIRE(q.site_threads() == sum);
+    REQUIRE(q.idle_threads() == idle);
+    REQUIRE(q.workers().size() == threads.size());
+    // wanted(0) is what the workers may hold less the leases held: never above their capacity.
+    REQUIRE(q.wanted(0) <= capacity);
+    if (q.queued() == 0 && q.held() == 0) REQUIRE(q.wanted(0) == (threads.empty() ? 0 : capacity));
+  }
 }
 
 TEST_SUITE_END();
