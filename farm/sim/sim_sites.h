@@ -39,6 +39,9 @@ class SimRelay {
   void worker_joined(WorkerId worker, int threads, double now);
   void heard(WorkerId worker, double now) { m_last_heard[worker] = now; }
   std::vector<SiteAssignment> worker_request(WorkerId worker, int credits, double now);
+  // What the worker asked for and has not been given yet, from the queue (after its result, as
+  // the real relay serves it).
+  std::vector<SiteAssignment> serve_waiting(WorkerId worker, double now) { return serve(worker, now); }
   // A result for the worker's local attempt, rendered in `render_seconds`: what goes upstream
   // (nothing once cancelled or stale).
   std::optional<ForwardedResult> worker_finished(WorkerId worker, AttemptId local, double render_seconds);

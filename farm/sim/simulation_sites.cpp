@@ -106,8 +106,9 @@ void Simulation::relay_arrive(const Message& m) {
         up.credits = up.unstarted = 0;  // the relay's own ask rides on its last result of the turn
         m_sites[site].results_up.push_back(std::move(up));
       }
-      // Its next request, carried along.
-      if (m.credits > 0) relay_deliver(relay.worker_request(local, static_cast<int>(m.credits), m_now));
+      // Its next request, carried along; else what it asked for before, as the real relay serves.
+      relay_deliver(m.credits > 0 ? relay.worker_request(local, static_cast<int>(m.credits), m_now)
+                                  : relay.serve_waiting(local, m_now));
       break;
     case Msg::leave: relay_worker_gone(site, m.worker); break;
     default: return;
