@@ -81,6 +81,30 @@ TEST_CASE("host file: a key given twice is refused with its line") {
   CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
 }
 
+TEST_CASE("host file: site=NAME groups hosts into a site, a bad name or a site given twice is refused with its line") {
+  auto hosts = farm::parse_host_file(
+      "node1 site=lab-A.1\n"
+      "node2 threads=2 site=lab-A.1\n"
+      "node3\n"
+      "alice@[::1]:2222 site=" +
+          std::string(farm::k_max_site_name_chars, 'z') + "\n",
+      "h.txt");
+  REQUIRE(hosts.size() == 4);
+  CHECK(hosts[0].site == "lab-A.1");
+  CHECK(hosts[1].site == "lab-A.1");
+  CHECK(hosts[1].threads == 2);
+  CHECK(hosts[2].site.empty());  // no site: straight to the master
+  CHECK(hosts[3].site.size() == farm::k_max_site_name_chars);
+  CHECK(host_file_error("a\nb site=lab/1\n").find("h.txt:2: bad site name 'lab/1' (letters, digits, '.', '_', '-'") ==
+        0);
+  CHECK(host_file_error("a site=x;y\n").find("h.txt:1: bad site name 'x;y'") == 0);
+  CHECK(host_file_error("a site=-x\n").find("h.txt:1: bad site name '-x'") == 0);  // would read as an option
+  CHECK(host_file_error("a site=" + std::string(65, 'z') + "\n").find("h.txt:1: bad site name 'zzz") == 0);
+  CHECK(host_file_error("a site=\n").find("h.txt:1: expected key=value, got 'site='") == 0);
+  CHECK(host_file_error("a site=x threads=2 site=y\n") == "h.txt:1: key 'site' given twice");
+  CHECK(host_file_error("a speed=1\n") == "h.txt:1: unknown key 'speed' (keys: threads, farm, cache, site)");
+}
+
 TEST_CASE("host file: bounded input, long names cut in messages, an unreadable file named with the OS reason") {
   // A 100 KB name is named, not echoed whole.
   const std::string e = host_file_error(std::string(5000, 'x') + "!\n");
