@@ -1,6 +1,6 @@
 // What a launch reads (farm/launch/, farm/security/): host files (hosts, options, IPv6 literals,
-// errors located by file and line, bounded input) and the keys a launched worker reads on its
-// standard input. Launching itself is in launch_test.cpp.
+// errors located by file and line, bounded input) and the keys a launched worker or relay reads
+// on its standard input. Launching itself is in launch_test.cpp.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -176,6 +176,78 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   CHECK(error_of("").find("ended at line 1") != std::string::npos);
   CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
   CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
+}
+
+namespace {
+// What read_relay_launch_secrets says of `input` (then end of file), "(no error)" if it reads it.
+std::string relay_secrets_error(const std::string& input) {
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+  ::close(q[1]);
+  std::string what = "(no error)";
+  try {
+    farm::security::read_relay_launch_secrets(q[0]);
+  } catch (const farm::security::KeyFileError& e) {
+    what = e.what();
+  }
+  ::close(q[0]);
+  return what;
+}
+}  // namespace
+
+TEST_CASE("relay launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
+  using namespace farm::security;
+  CurveKeyPair relay = generate_key_pair(), master = generate_key_pair(), w1 = generate_key_pair(),
+               w2 = generate_key_pair();
+  RelayLaunchSecrets sent{{relay.public_key, relay.secret_key, master.public_key}, {w1.public_key, w2.public_key}};
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const std::string text = format_relay_launch_secrets(sent) + "more";
+  REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  RelayLaunchSecrets got = read_relay_launch_secrets(p[0]);
+  CHECK(got.upstream.public_key == relay.public_key);
+  CHECK(got.upstream.secret_key == relay.secret_key);
+  CHECK(got.upstream.server_key == master.public_key);
+  CHECK(got.allowed == sent.allowed);
+  char rest[8] = {};
+  CHECK(::read(p[0], rest, 4) == 4);  // what follows "end" is still there
+  CHECK(std::string(rest) == "more");
+  ::close(p[0]);
+  ::close(p[1]);
+
+  const std::string head = "farm-relay-launch-secrets 1\nrelay-public-key " + relay.public_key + "\nrelay-secret-key " +
+                           relay.secret_key + "\nmaster-public-key " + master.public_key + "\n";
+  CHECK(relay_secrets_error(head + "allow-public-key " + w1.public_key + "\nend\n") == "(no error)");
+  CHECK(relay_secrets_error("").find("ended at line 1") != std::string::npos);
+  // A worker's secrets are not a relay's, and the other way round.
+  CHECK(relay_secrets_error(format_launch_secrets({w1.public_key, w1.secret_key, master.public_key}))
+            .find("does not start with 'farm-relay-launch-secrets 1'") != std::string::npos);
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  const std::string relay_text = format_relay_launch_secrets(sent);
+  REQUIRE(::write(q[1], relay_text.data(), relay_text.size()) == static_cast<ssize_t>(relay_text.size()));
+  std::string what;
+  try {
+    read_launch_secrets(q[0]);
+  } catch (const KeyFileError& e) {
+    what = e.what();
+  }
+  ::close(q[0]);
+  ::close(q[1]);
+  CHECK(what.find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
+  CHECK(relay_secrets_error("farm-relay-launch-secrets 1\nrelay-public-key short\n") ==
+        "launch secrets on standard input, line 2: expected 'relay-public-key <40 Z85 characters>'");
+  CHECK(relay_secrets_error(head + "end\n") ==
+        "launch secrets on standard input, line 5: 'end' before any 'allow-public-key' line: no site worker could "
+        "connect");
+  CHECK(relay_secrets_error(head + "allow-public-key nonsense\nend\n") ==
+        "launch secrets on standard input, line 5: expected 'allow-public-key <40 Z85 characters>' or 'end'");
+  CHECK(relay_secrets_error(head + "allow-public-key " + w1.public_key + "\n")
+            .find("ended at line 6 (expected 'end' after the keys") != std::string::npos);
+  CHECK(relay_secrets_error(head + std::string(300, 'x') + "\n").find("line too long") != std::string::npos);
+  // The writer refuses what the reader would.
+  CHECK_THROWS_AS(format_relay_launch_secrets({sent.upstream, {}}), KeyFileError);
 }
 
 TEST_SUITE_END();
