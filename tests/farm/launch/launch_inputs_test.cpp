@@ -1,6 +1,6 @@
 // What a launch reads (farm/launch/, farm/security/): host files (hosts, options, IPv6 literals,
-// errors located by file and line, bounded input) and the keys a launched worker or relay reads
-// on its standard input. Launching itself is in launch_test.cpp.
+// sites, errors located by file and line, bounded input), what a launched relay says, and the
+// keys a launched worker or relay reads on its standard input. Launching itself is in launch_test.cpp.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "launch/host_file.h"
+#include "launch/site_relays.h"
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
@@ -103,6 +104,44 @@ TEST_CASE("host file: site=NAME groups hosts into a site, a bad name or a site g
   CHECK(host_file_error("a site=\n").find("h.txt:1: expected key=value, got 'site='") == 0);
   CHECK(host_file_error("a site=x threads=2 site=y\n") == "h.txt:1: key 'site' given twice");
   CHECK(host_file_error("a speed=1\n") == "h.txt:1: unknown key 'speed' (keys: threads, farm, cache, site)");
+}
+
+TEST_CASE(
+    "host file: sites in the order of their first hosts, a relay's endpoint from its host as written, a site too large "
+    "refused") {
+  auto hosts = farm::parse_host_file("a site=s2\nb\nc site=s1\nd site=s2\n[::1]:22 site=v6\n", "h.txt");
+  const std::vector<farm::Site> sites = farm::sites_of(hosts, "h.txt");
+  REQUIRE(sites.size() == 3);
+  CHECK(sites[0].name == "s2");
+  CHECK(sites[0].hosts == std::vector<size_t>{0, 3});  // the first, a, runs the relay
+  CHECK(sites[1].name == "s1");
+  CHECK(sites[1].hosts == std::vector<size_t>{2});
+  CHECK(farm::relay_bind(hosts[0]) == "tcp://*:0");
+  CHECK(farm::relay_endpoint(hosts[0], 4242) == "tcp://a:4242");
+  CHECK(farm::relay_bind(hosts[4]) == "tcp://[::]:0");  // an IPv6 host: the relay listens on IPv6 too
+  CHECK(farm::relay_endpoint(hosts[4], 4242) == "tcp://[::1]:4242");
+  CHECK(farm::sites_of(farm::parse_host_file("a\nb\n", "h.txt"), "h.txt").empty());
+  std::string many = "first\n";
+  for (size_t i = 0; i <= farm::security::k_max_relay_allowed_keys; ++i)
+    many += "n" + std::to_string(i) + " site=big\n";
+  std::string what;
+  try {
+    farm::sites_of(farm::parse_host_file(many, "h.txt"), "h.txt");
+  } catch (const farm::HostFileError& e) {
+    what = e.what();
+  }
+  CHECK(what == "h.txt:2: site 'big' has 10001 hosts; one relay serves at most 10000: split it into several sites");
+}
+
+TEST_CASE("relay launch lines: the bound port read from a relay's line, anything else is not one") {
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:41234") == 41234);
+  CHECK(farm::bound_port("farm-relay-bound tcp://[::]:7") == 7);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:0") == 0);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:65536") == 0);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:") == 0);
+  CHECK(farm::bound_port("farm-relay-bound ipc:///tmp/x:12") == 0);
+  CHECK(farm::bound_port("info: relay listening on tcp://0.0.0.0:41234") == 0);
+  CHECK(farm::bound_port("farm-relay-site-worker joined n1") == 0);
 }
 
 TEST_CASE("host file: bounded input, long names cut in messages, an unreadable file named with the OS reason") {
