@@ -214,6 +214,32 @@ TEST_CASE(
   CHECK(none_left(f.cache()));
 }
 
+TEST_CASE("farm render --hosts: SIGTERM while the relays are awaited ends the command, and no worker is started") {
+  Fixture f("launch_site_sigterm", 2);
+  // An ssh that records each destination it is asked for and then hangs: the relay never says
+  // where it listens, so the launcher waits for it (--join-timeout 60).
+  const std::string ssh = f.path("hanging_ssh.sh"), launched = f.path("launched");
+  std::ofstream(ssh) << "#!/bin/sh\nfor a; do last=\"$dest\"; dest=\"$a\"; done\necho \"$last\" >> " << launched
+                     << "\nexec sleep 30\n";
+  fs::permissions(ssh, fs::perms::owner_all);
+  const std::string hosts = f.path("hosts.txt");
+  std::ofstream(hosts) << "node1.invalid site=lab\nnode2.invalid site=lab\n";
+  Child master({k_farm, "render", f.scene, "-o", f.path("farm.png"), "--hosts", hosts, "--ssh-command", ssh,
+                "--advertise", "127.0.0.1", "--no-journal"},
+               f.path("render.log"));
+  for (int i = 0; i < 1500 && read_text(launched).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(read_text(launched) == "node1.invalid\n");  // the relay's ssh, on the site's first host
+  const auto sent = std::chrono::steady_clock::now();
+  master.kill(SIGTERM);
+  REQUIRE(master.wait_for_log("hosts: interrupted after starting 0 of 2", 2.0));
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count() < 1.0);
+  // The relay's ssh ignores its lifeline (sleep): 2 s of grace, then SIGTERM.
+  CHECK(master.wait(10) == 1);
+  CHECK(has(master.log(), "interrupted"));
+  CHECK(read_text(launched) == "node1.invalid\n");  // no worker's ssh was started
+}
+
 namespace {
 
 // A `farm relay --launched` child with its standard input on a pipe (returned in `lifeline`)
