@@ -12,6 +12,7 @@
 #include "base/limits.h"
 #include "cli/exit_codes.h"
 #include "launch/advertise.h"
+#include "launch/site_relays.h"
 #include "launch/ssh_probe.h"
 #include "launch/worker_launcher.h"
 #include "security/curve_keys.h"
@@ -103,8 +104,16 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
       return k_exit_bad_input;
     }
   }
-  // Keys for this job only: the master's pair (or the user's --key), and one pair per host (one
-  // for all Slurm tasks); --allow adds the keys of workers started by hand.
+  // A relay per site of the host file (site=NAME): one participant of the master for the site.
+  std::vector<SiteRelay> relays;
+  try {
+    for (Site& site : sites_of(hosts, o.hosts_path)) relays.push_back({std::move(site), {}});
+  } catch (const HostFileError& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_bad_input;
+  }
+  // Keys for this job only: the master's pair (or the user's --key), one pair per host (one for
+  // all Slurm tasks) and one per site's relay; --allow adds the keys of workers started by hand.
   security::CurveKeyPair master_keys;
   std::set<std::string> also_allowed;
   try {
@@ -119,11 +128,17 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     if (stop->load()) break;  // thousands of hosts: key generation is interruptible too
     k = security::generate_key_pair();
   }
+  for (SiteRelay& r : relays) {
+    if (stop->load()) break;
+    r.key = security::generate_key_pair();
+  }
 
   MasterOptions m = o.master;
   m.bind = "tcp://*:*";
   m.curve = security::CurveServer{master_keys.secret_key, also_allowed};
+  // The site workers' keys too: a site whose relay fails connects straight to the master.
   for (const auto& k : worker_keys) m.curve->allowed.insert(k.public_key);
+  for (const SiteRelay& r : relays) m.curve->allowed.insert(r.key.public_key);
   m.stop = stop;
 
   WorkerLauncher launcher(o.join_timeout);
@@ -145,7 +160,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     if (o.slurm)
       launcher.start_slurm(target, worker_keys.front(), slurm_tasks, slurm_cpus);
     else
-      launcher.start_ssh(hosts, ssh_words(o.ssh_command), target, worker_keys, stop);
+      launcher.start_ssh(hosts, ssh_words(o.ssh_command), target, worker_keys, relays, stop);
   };
   m.on_worker_change = [&](const std::string& name, bool joined) {
     launcher.worker_changed(name, joined);
@@ -167,7 +182,8 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   // Workers stop after JobDone by themselves; closing the lifelines makes sure of it.
   launcher.stop_all();
   spdlog::info("{}", launcher.progress());
-  if (std::string fates = launcher.summary(); !fates.empty()) spdlog::info("what became of each host:\n{}", fates);
+  if (std::string fates = launcher.summary(); !fates.empty())
+    spdlog::info("what became of each host{}:\n{}", relays.empty() ? "" : " and relay", fates);
   return ssh_unusable ? k_exit_bad_input : exit_code(status);
 }
 

@@ -1,12 +1,17 @@
 #include "cli/relay_command.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "base/limits.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "cli/option_checks.h"
 #include "cli/socket_keys.h"
+#include "launch/site_relays.h"
+#include "security/launch_secrets.h"
 
 namespace farm {
 
@@ -41,10 +46,55 @@ void add_relay_command(CLI::App& app, RelayCommandOptions& ro) {
   cmd->add_flag("--once", o.once, "Exit after one job");
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)")
       ->transform(in_range(0.0, 1e9));
+  cmd->add_flag("--launched", ro.launched,
+                "Started by `farm render --hosts` for a site: keys on standard input, which stays open as a lifeline")
+      ->group("");
 }
+
+namespace {
+
+// One line for the launcher on standard output, whole and at once: the log shares that output.
+void tell_launcher(const std::string& line) {
+  spdlog::default_logger()->flush();
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// `--launched`: the keys come from standard input (the relay's pair, the master's public key,
+// the site workers' keys), which then stays open as the lifeline; the launcher learns where the
+// relay listens and who joins it from its standard output.
+RunStatus launched_relay(const RelayCommandOptions& ro, RelayOptions& o) {
+  if (!ro.key_path.empty() || !ro.master_key_path.empty() || !ro.allow_path.empty() || o.insecure) {
+    spdlog::error(
+        "--launched reads the relay's keys from standard input: drop --key, --master-key, --allow and --insecure");
+    return RunStatus::bad_input;
+  }
+  security::RelayLaunchSecrets keys;
+  try {
+    keys = security::read_relay_launch_secrets(STDIN_FILENO);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return RunStatus::bad_input;
+  }
+  o.site_curve = security::CurveServer{keys.upstream.secret_key, std::move(keys.allowed)};
+  o.upstream_curve = std::move(keys.upstream);
+  o.lifeline_fd = STDIN_FILENO;
+  o.on_bound = [](const std::string& endpoint) { tell_launcher(k_relay_bound + endpoint); };
+  o.on_site_worker_change = [](const std::string& name, bool joined) {
+    tell_launcher((joined ? k_relay_site_worker_joined : k_relay_site_worker_left) + name);
+  };
+  return RunStatus::ok;
+}
+
+}  // namespace
 
 int run_relay_command(const RelayCommandOptions& ro) {
   RelayOptions o = ro.relay;
+  if (ro.launched) {
+    if (RunStatus status = launched_relay(ro, o); status != RunStatus::ok) return exit_code(status);
+    o.stop = install_stop_flag();
+    return exit_code(run_relay(o));
+  }
   try {
     RelayKeys keys = relay_socket_keys(o.connect, o.bind, ro.key_path, ro.master_key_path, ro.allow_path, o.insecure);
     o.upstream_curve = std::move(keys.upstream);

@@ -20,19 +20,22 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label)
-    : m_label(std::move(label)) {
-  int in[2], err[2], exec_error[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for " + m_label);
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    throw std::runtime_error("cannot create a pipe for " + m_label);
-  }
-  // Closed by a successful exec; carries errno if exec fails, so that a missing program is
-  // told apart from a program that exits 127 (ssh's remote "command not found").
-  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
-    for (int fd : {in[0], in[1], err[0], err[1]}) ::close(fd);
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label,
+                           std::string stdout_marker)
+    : m_label(std::move(label)), m_marker(std::move(stdout_marker)) {
+  // in: its standard input; err: its standard error (and output without a marker); out: its
+  // standard output with a marker; exec_error: closed by a successful exec, carries errno if
+  // exec fails, so that a missing program is told apart from a program that exits 127 (ssh's
+  // remote "command not found").
+  int in[2] = {-1, -1}, err[2] = {-1, -1}, out[2] = {-1, -1}, exec_error[2] = {-1, -1};
+  const bool own_stdout = !m_marker.empty();
+  auto close_all = [&] {
+    for (int fd : {in[0], in[1], err[0], err[1], out[0], out[1], exec_error[0], exec_error[1]})
+      if (fd >= 0) ::close(fd);
+  };
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || (own_stdout && ::pipe2(out, O_CLOEXEC) != 0) ||
+      ::pipe2(exec_error, O_CLOEXEC) != 0) {
+    close_all();
     throw std::runtime_error("cannot create a pipe for " + m_label);
   }
   // Built before fork(): the child of a multithreaded process should not allocate.
@@ -49,7 +52,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     // that ignore SIGTERM) held the output pipe open, and a stop waited for them for 30 s.
     ::setpgid(0, 0);
     ::dup2(in[0], STDIN_FILENO);
-    ::dup2(err[1], STDOUT_FILENO);  // the worker logs to either: both get the host's label
+    ::dup2(own_stdout ? out[1] : err[1], STDOUT_FILENO);  // the worker logs to either: both get the host's label
     ::dup2(err[1], STDERR_FILENO);
     ::execvp(cargs[0], cargs.data());
     const int e = errno;
@@ -57,13 +60,13 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     ::_exit(127);
   }
   if (m_pid > 0) ::setpgid(m_pid, m_pid);  // also here: whichever runs first, the group exists
-  ::close(in[0]);
-  ::close(err[1]);
-  ::close(exec_error[1]);
+  // The child's ends: ours must not hold them open, or their readers would never see the end.
+  for (int* fd : {&in[0], &err[1], &out[1], &exec_error[1]}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
   if (m_pid < 0) {
-    ::close(in[1]);
-    ::close(err[0]);
-    ::close(exec_error[0]);
+    close_all();
     throw std::runtime_error("cannot start '" + argv.front() + "' for " + m_label);
   }
   int exec_errno = 0;
@@ -71,14 +74,26 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
   while ((got = ::read(exec_error[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
   }
   ::close(exec_error[0]);
+  exec_error[0] = -1;
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    ::close(in[1]);
-    ::close(err[0]);
+    close_all();
     ::waitpid(m_pid, nullptr, 0);
     m_pid = -1;
     throw std::runtime_error("cannot run '" + argv.front() + "': " + std::strerror(exec_errno));
   }
   m_stdin = in[1];
+  // Its output is drained while its input is written: a child that talks before it has read
+  // everything must not block on a full pipe while we block on ours.
+  m_reader = std::thread([this, fd = err[0]] { read_lines(fd, false); });
+  if (own_stdout) {
+    m_out_reader = std::thread([this, fd = out[0]] { read_lines(fd, true); });
+  } else {
+    m_stdout_closed = true;  // nothing to wait for
+  }
+  // The whole text fits in the pipe (a relay's keys for a large site pass 64 KiB), so the write
+  // cannot block on an ssh that has not started reading yet (a host that hangs); at most the
+  // system's pipe-max-size (1 MiB by default), which the largest secrets stay under.
+  if (stdin_text.size() > 60000) (void)::fcntl(m_stdin, F_SETPIPE_SZ, static_cast<int>(stdin_text.size() + 4096));
   // A child that died before reading its keys must not kill us with SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   size_t written = 0;
@@ -88,14 +103,23 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     if (n <= 0) break;  // it is gone; poll() will say how
     written += static_cast<size_t>(n);
   }
-  m_reader = std::thread([this, fd = err[0]] { read_stderr(fd); });
 }
 
 ChildProcess::~ChildProcess() { stop(0.5); }
 
-void ChildProcess::read_stderr(int fd) {
+void ChildProcess::read_lines(int fd, bool is_stdout) {
   std::string pending;
   char buf[4096];
+  // Kept: standard error's last lines (a failing host's reason), standard output's marked ones.
+  auto keep = [&](std::string line) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!is_stdout) {
+      m_tail.push_back(std::move(line));
+      if (m_tail.size() > 20) m_tail.pop_front();
+    } else if (line.rfind(m_marker, 0) == 0 && m_marked.size() < k_max_marked_lines) {
+      m_marked.push_back(std::move(line));
+    }
+  };
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
@@ -106,15 +130,13 @@ void ChildProcess::read_stderr(int fd) {
       pending.erase(0, nl + 1);
       if (line.empty()) continue;
       std::fprintf(stderr, "[%s] %s\n", m_label.c_str(), line.c_str());
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_tail.push_back(std::move(line));
-      if (m_tail.size() > 20) m_tail.pop_front();
+      keep(std::move(line));
     }
   }
+  if (!pending.empty()) keep(pending);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!pending.empty()) m_tail.push_back(pending);
-    m_stderr_closed = true;
+    (is_stdout ? m_stdout_closed : m_stderr_closed) = true;
   }
   m_stderr_closed_cv.notify_all();
   ::close(fd);
@@ -125,10 +147,12 @@ std::optional<int> ChildProcess::poll() {
   int status = 0;
   if (::waitpid(m_pid, &status, WNOHANG) == m_pid) {
     m_exit = exit_code_of(status);
-    // Its last words may still be in the pipe: give the reader a moment to reach EOF, so that
-    // a reason built from stderr_tail() has them (bounded: a grandchild may hold the pipe open).
+    // Its last words may still be in the pipes: give the readers a moment to reach EOF, so that
+    // a reason built from stderr_tail() (or a marked line) has them (bounded: a grandchild may
+    // hold a pipe open).
     std::unique_lock<std::mutex> lock(m_mutex);
-    m_stderr_closed_cv.wait_for(lock, std::chrono::milliseconds(500), [&] { return m_stderr_closed; });
+    m_stderr_closed_cv.wait_for(lock, std::chrono::milliseconds(500),
+                                [&] { return m_stderr_closed && m_stdout_closed; });
   }
   return m_exit;
 }
@@ -155,6 +179,7 @@ void ChildProcess::finish() {
     }
   }
   if (m_reader.joinable()) m_reader.join();
+  if (m_out_reader.joinable()) m_out_reader.join();
 }
 
 void ChildProcess::stop(double grace_seconds) {
@@ -177,6 +202,18 @@ void ChildProcess::stop(double grace_seconds) {
 std::vector<std::string> ChildProcess::stderr_tail() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return {m_tail.begin(), m_tail.end()};
+}
+
+std::vector<std::string> ChildProcess::take_marked_lines() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  std::vector<std::string> lines;
+  lines.swap(m_marked);
+  return lines;
+}
+
+bool ChildProcess::stdout_closed() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_stdout_closed;
 }
 
 }  // namespace farm

@@ -1,7 +1,9 @@
 // A launched worker's local process (`ssh ...` or `srun ...`): its standard input is a pipe that
 // first carries the worker's keys and then stays open as the lifeline; its standard error is
 // read by a thread that keeps the last lines (for the one report of a failing host) and echoes
-// them with the host's label. The child dies with this process, even on SIGKILL.
+// them with the host's label. Its standard output goes the same way, or, for a child that talks
+// to its launcher (a launched relay says where it listens), through a pipe of its own whose
+// marked lines are also kept for the caller. The child dies with this process, even on SIGKILL.
 #pragma once
 
 #include <sys/types.h>
@@ -21,8 +23,11 @@ class ChildProcess {
  public:
   // Starts argv[0] (searched in PATH) with `stdin_text` written to its standard input.
   // Throws std::runtime_error if it cannot be started, naming the program and the OS reason
-  // ("cannot run 'ssh': No such file or directory").
-  ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label);
+  // ("cannot run 'ssh': No such file or directory"). `stdout_marker` empty: its standard output
+  // is echoed with its standard error; else it is read apart, echoed the same way, and its lines
+  // that start with `stdout_marker` are kept for take_marked_lines().
+  ChildProcess(const std::vector<std::string>& argv, const std::string& stdin_text, std::string label,
+               std::string stdout_marker = "");
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -40,19 +45,31 @@ class ChildProcess {
   void finish();
   // The last lines it wrote to standard error.
   std::vector<std::string> stderr_tail() const;
+  // The marked lines of its standard output since the last call, in order; at most
+  // k_max_marked_lines wait (a child that floods them loses the later ones, not our memory).
+  std::vector<std::string> take_marked_lines();
+  // Its standard output reached its end (it exited or closed it): no marked line comes any more.
+  // Always true without a marker.
+  bool stdout_closed() const;
+  static constexpr size_t k_max_marked_lines = 1000;
   pid_t pid() const { return m_pid; }
 
  private:
-  void read_stderr(int fd);
+  // Echoes each line of `fd` with the label until its end; keeps the stderr tail or the marked lines.
+  void read_lines(int fd, bool is_stdout);
   std::string m_label;
+  std::string m_marker;
   pid_t m_pid = -1;
   int m_stdin = -1;
   std::optional<int> m_exit;
-  std::thread m_reader;
+  std::thread m_reader;      // of standard error (and output, without a marker)
+  std::thread m_out_reader;  // of standard output, with a marker
   mutable std::mutex m_mutex;
-  std::condition_variable m_stderr_closed_cv;
+  std::condition_variable m_stderr_closed_cv;  // either reader reached its end
   bool m_stderr_closed = false;  // the reader saw EOF: m_tail holds every line
   std::deque<std::string> m_tail;
+  std::vector<std::string> m_marked;
+  bool m_stdout_closed = false;
 };
 
 }  // namespace farm

@@ -43,6 +43,15 @@ bool plain_path(const std::string& s) {
   return true;
 }
 
+// Letters, digits, '.', '_', '-', not first (it would read as an option on the relay's command
+// line), at most k_max_site_name_chars.
+bool plain_site(const std::string& s) {
+  if (s.empty() || s.size() > k_max_site_name_chars || s[0] == '-') return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) return false;
+  return true;
+}
+
 // 1-65535, or 0 if `text` is not such a number.
 int port_number(const std::string& text) {
   if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos) return 0;
@@ -85,9 +94,9 @@ void parse_option(const std::string& word, const std::string& where, std::set<st
   const size_t eq = word.find('=');
   const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
   if (eq == std::string::npos || value.empty())
-    throw HostFileError(where + "expected key=value, got '" + shown(word) + "' (keys: threads, farm, cache)");
-  if (key != "threads" && key != "farm" && key != "cache")
-    throw HostFileError(where + "unknown key '" + shown(key) + "' (keys: threads, farm, cache)");
+    throw HostFileError(where + "expected key=value, got '" + shown(word) + "' (keys: threads, farm, cache, site)");
+  if (key != "threads" && key != "farm" && key != "cache" && key != "site")
+    throw HostFileError(where + "unknown key '" + shown(key) + "' (keys: threads, farm, cache, site)");
   // A second value would silently win over the first: refuse rather than guess.
   if (!seen.insert(key).second) throw HostFileError(where + "key '" + key + "' given twice");
   if (key == "threads") {
@@ -96,6 +105,12 @@ void parse_option(const std::string& word, const std::string& where, std::set<st
     if (h.threads < 1 || h.threads > k_max_threads) {
       throw HostFileError(where + "threads must be 1-" + std::to_string(k_max_threads) + ", got '" + shown(value) + "'");
     }
+  } else if (key == "site") {
+    if (!plain_site(value))
+      throw HostFileError(where + "bad site name '" + shown(value) +
+                          "' (letters, digits, '.', '_', '-', not first; at most " +
+                          std::to_string(k_max_site_name_chars) + " characters)");
+    h.site = value;
   } else {
     if (!plain_path(value))
       throw HostFileError(where + key + " path '" + shown(value) + "' has characters a remote shell would interpret");
@@ -131,7 +146,9 @@ std::vector<HostSpec> parse_host_file(const std::string& text, const std::string
     for (std::string word; words >> word;) parse_option(word, where, seen, h);
     hosts.push_back(std::move(h));
   }
-  if (hosts.empty()) throw HostFileError(path + ": no hosts (one per line: [user@]host[:port] [threads=N] [farm=PATH] [cache=DIR])");
+  if (hosts.empty())
+    throw HostFileError(
+        path + ": no hosts (one per line: [user@]host[:port] [threads=N] [farm=PATH] [cache=DIR] [site=NAME])");
   return hosts;
 }
 

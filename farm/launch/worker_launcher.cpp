@@ -8,26 +8,51 @@
 #include <sstream>
 #include <thread>
 
+#include "launch/shell_quote.h"
 #include "security/launch_secrets.h"
 
 namespace farm {
 
-namespace {
-
-// One word for the remote shell: the host file's paths and names are already plain, quoting
-// keeps it so whatever they hold.
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+std::vector<std::string> WorkerLauncher::ssh_argv(const std::vector<std::string>& ssh, const HostSpec& h,
+                                                  const std::string& remote) {
+  std::vector<std::string> argv = ssh;
+  // BatchMode: a missing key fails at once instead of prompting; -T: no terminal, so the
+  // remote process's standard input is the channel and its end reaches it as EOF.
+  argv.insert(argv.end(), {"-o", "BatchMode=yes", "-T"});
+  if (h.port) argv.insert(argv.end(), {"-p", std::to_string(*h.port)});
+  argv.push_back(h.user.empty() ? h.host : h.user + "@" + h.host);
+  argv.push_back(remote);
+  return argv;
 }
 
-}  // namespace
+void WorkerLauncher::start_launch(Launch l, const std::vector<std::string>& argv, const std::string& secrets,
+                                  const std::string& stdout_marker) {
+  try {
+    l.process = std::make_unique<ChildProcess>(argv, secrets, l.label, stdout_marker);
+  } catch (const std::exception& e) {
+    l.ended = true;
+    l.reason = e.what();
+    spdlog::error("{} {}: cannot start: {}", l.relay ? "the" : "host", l.label, l.reason);
+  }
+  m_launches.push_back(std::move(l));
+}
 
 void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::vector<std::string>& ssh,
                                const LaunchTarget& target, const std::vector<security::CurveKeyPair>& keys,
-                               const std::atomic<bool>* stop) {
+                               const std::vector<SiteRelay>& relays, const std::atomic<bool>* stop) {
+  // Every worker's name first: a relay's name at the master must differ from them all.
+  std::vector<std::string> names;
   std::map<std::string, int> times_listed;
+  for (const HostSpec& h : hosts) {
+    const int n = ++times_listed[h.label()];
+    names.push_back(n == 1 ? h.label() : h.label() + "#" + std::to_string(n));
+  }
+  if (!relays.empty() && !(stop && stop->load())) {
+    // All relays at once, then one bounded wait: a slow site must not hold up the others' start.
+    start_relays(hosts, ssh, target, keys, relays, std::set<std::string>(names.begin(), names.end()));
+    wait_for_relays(stop);
+  }
+  const size_t first_worker = m_launches.size();
   for (size_t i = 0; i < hosts.size(); ++i) {
     // Ctrl-C or SIGTERM while thousands of hosts start: none more.
     if (stop && stop->load()) {
@@ -35,40 +60,30 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
       break;
     }
     const HostSpec& h = hosts[i];
-    const int n = ++times_listed[h.label()];
-    const std::string name = n == 1 ? h.label() : h.label() + "#" + std::to_string(n);
-    std::vector<std::string> argv = ssh;
-    // BatchMode: a missing key fails at once instead of prompting; -T: no terminal, so the
-    // remote worker's standard input is the channel and its end reaches the worker as EOF.
-    argv.insert(argv.end(), {"-o", "BatchMode=yes", "-T"});
-    if (h.port) argv.insert(argv.end(), {"-p", std::to_string(*h.port)});
-    argv.push_back(h.user.empty() ? h.host : h.user + "@" + h.host);
-    std::string remote = "exec " + quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
-                         " worker --launched --once --connect " + quoted(target.endpoint) + " --name " +
-                         quoted(name) + " --give-up-after 60";
-    if (h.threads > 0) remote += " --threads " + std::to_string(h.threads);
-    if (!h.cache_dir.empty()) remote += " --cache " + quoted(h.cache_dir);
-    argv.push_back(remote);
-    security::CurveClient secrets{keys[i].public_key, keys[i].secret_key, target.master_key};
     Launch l;
-    l.label = name;
-    l.name = name;
-    m_launch_of[name] = m_launches.size();
-    try {
-      l.process = std::make_unique<ChildProcess>(argv, security::format_launch_secrets(secrets), l.label);
-    } catch (const std::exception& e) {
-      l.ended = true;
-      l.reason = e.what();
-      spdlog::error("host {}: cannot start: {}", l.label, l.reason);
-    }
-    m_launches.push_back(std::move(l));
+    l.label = names[i];
+    l.name = names[i];
+    l.site = h.site;
+    l.via = h.site.empty() ? -1 : relay_of(h.site);
+    // A site's workers pin their relay's key; without one (no site, or its relay failed) the master's.
+    const std::string endpoint = l.via >= 0 ? m_launches[l.via].endpoint : target.endpoint;
+    const std::string server_key = l.via >= 0 ? m_launches[l.via].public_key : target.master_key;
+    std::string remote = "exec " + shell_quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
+                         " worker --launched --once --connect " + shell_quoted(endpoint) + " --name " +
+                         shell_quoted(l.name) + " --give-up-after 60";
+    if (h.threads > 0) remote += " --threads " + std::to_string(h.threads);
+    if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
+    security::CurveClient secrets{keys[i].public_key, keys[i].secret_key, server_key};
+    m_launch_of[l.name] = m_launches.size();
+    start_launch(std::move(l), ssh_argv(ssh, h, remote), security::format_launch_secrets(secrets));
   }
   // --join-timeout counts from here: no join is heard while thousands of hosts start (the
   // master's loop waits for this), so the first ones must not be held to account for it.
   const auto all_started = std::chrono::steady_clock::now();
-  for (Launch& l : m_launches) l.started = all_started;
-  m_workers = static_cast<int>(m_launches.size());
-  spdlog::info("hosts: started {} worker(s) over {}", m_launches.size(), ssh.front());
+  for (size_t i = first_worker; i < m_launches.size(); ++i) m_launches[i].started = all_started;
+  m_workers = static_cast<int>(m_launches.size() - first_worker);
+  spdlog::info("hosts: started {} worker(s){} over {}", m_workers,
+               m_relays ? " and " + std::to_string(m_relays) + " relay(s)" : std::string(), ssh.front());
 }
 
 void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::CurveKeyPair& key, int tasks,
@@ -97,7 +112,7 @@ std::string WorkerLauncher::reason_for(const Launch& l, int code) const {
   if (!m_slurm && code == 255) return "ssh failed: " + last;
   if (code == 127) return "the farm binary was not found there (set farm=PATH in the host file): " + last;
   if (code == 2) return "refused (another farm version, or bad keys): " + last;
-  return "its worker exited with code " + std::to_string(code) + ": " + last;
+  return std::string(l.relay ? "the relay" : "its worker") + " exited with code " + std::to_string(code) + ": " + last;
 }
 
 void WorkerLauncher::worker_changed(const std::string& name, bool joined) {
@@ -107,7 +122,7 @@ void WorkerLauncher::worker_changed(const std::string& name, bool joined) {
     ++n;
   } else if (n > 0) {
     --n;
-    ++m_lost;
+    if (!m_relay_names.count(name)) ++m_lost;  // a relay's site workers are counted by name
   }
 }
 
@@ -126,38 +141,50 @@ void WorkerLauncher::give_up_on_silent(Launch& l) {
 
 bool WorkerLauncher::check() {
   bool any_running = false;
+  bool site_changed = false;
   const auto now = std::chrono::steady_clock::now();
-  for (Launch& l : m_launches) {
+  for (size_t i = 0; i < m_launches.size(); ++i) {
+    Launch& l = m_launches[i];
     if (l.ended) continue;
+    if (l.relay) site_changed = read_relay_lines(i) || site_changed;
     std::optional<int> code = l.process->poll();
-    if (!code && !m_slurm && !l.joined &&
-        now - l.started > std::chrono::duration<double>(m_join_timeout)) {
+    // A site worker joins its relay, which tells us (read_relay_lines), so the same timeout holds.
+    if (!code && !m_slurm && !l.relay && !l.joined && now - l.started > std::chrono::duration<double>(m_join_timeout)) {
       give_up_on_silent(l);
       continue;
     }
     if (!code) {
-      any_running = true;
+      any_running = any_running || !l.relay;  // a relay alone renders nothing
       continue;
     }
     l.ended = true;
     l.exit_code = *code;
+    if (l.relay) {
+      site_changed = read_relay_lines(i) || site_changed;  // its last words
+      site_changed = site_changed || !l.members.empty();
+      relay_ended(l);
+    }
     if (*code != 0) {
       l.reason = reason_for(l, *code);
-      spdlog::error("host {}: {}; the render goes on with the others", l.label, l.reason);
+      spdlog::error("{} {}: {}; {}", l.relay ? "the" : "host", l.label, l.reason,
+                    l.relay ? "its site's workers are cut off from the job" : "the render goes on with the others");
     }
   }
+  if (site_changed) spdlog::info("{}", progress());
   return any_running;  // every worker is the child of a launch: none running, none rendering
 }
 
 std::string WorkerLauncher::progress() const {
   int joined_now = 0;
-  for (const auto& [name, n] : m_joined) joined_now += n > 0;
+  for (const auto& [name, n] : m_joined) joined_now += n > 0 && !m_relay_names.count(name);
   int failed = 0;
   for (const Launch& l : m_launches) failed += !l.reason.empty();
   const std::string started = m_slurm ? (m_workers > 0 ? std::to_string(m_workers) + " tasks" : std::string("all tasks"))
                                       : std::to_string(m_workers) + " started";
-  return std::string(m_slurm ? "slurm: " : "hosts: ") + started + ", " + std::to_string(joined_now) + " joined, " +
-         std::to_string(m_lost) + " lost" + (failed ? ", " + std::to_string(failed) + " failed" : "");
+  return std::string(m_slurm ? "slurm: " : "hosts: ") + started +
+         (m_relays ? ", " + std::to_string(m_relays) + (m_relays == 1 ? " relay" : " relays") : std::string()) + ", " +
+         std::to_string(joined_now) + " joined, " + std::to_string(m_lost) + " lost" +
+         (failed ? ", " + std::to_string(failed) + " failed" : "");
 }
 
 std::string WorkerLauncher::failures() const {
@@ -167,24 +194,35 @@ std::string WorkerLauncher::failures() const {
   return out;
 }
 
+std::string WorkerLauncher::fate_of(const Launch& l) const {
+  if (!l.reason.empty()) return "failed: " + l.reason;
+  if (m_slurm)
+    return l.ended ? "the srun step ended (exit " + std::to_string(l.exit_code) + ")" : "the srun step ran to the end";
+  auto it = m_joined.find(l.name);
+  const bool present = (it != m_joined.end() && it->second > 0) || m_finished.count(l.name);
+  if (l.relay) {
+    // Interrupted before it said where it listens: its site's workers were not started.
+    if (l.endpoint.empty()) return "it had not said where it listens when the job ended";
+    const std::string where =
+        "listened on " + l.endpoint + ", " + std::to_string(l.seen.size()) + " site worker(s) joined it; ";
+    if (l.joined)
+      return where + (present ? "joined the job, in it to the end" : "joined the job, then lost during the render");
+    return where + (l.ended ? "it ended (exit " + std::to_string(l.exit_code) + ") before joining the job"
+                            : "never joined the job (it joins once a site worker reaches it)");
+  }
+  const std::string route = l.via >= 0        ? " (through the relay of site " + l.site + ")"
+                            : !l.site.empty() ? " (straight to the master: its site's relay failed)"
+                                              : "";
+  if (!l.joined)
+    return (l.ended ? "its ssh ended (exit " + std::to_string(l.exit_code) + ") before its worker joined"
+                    : "its worker had not joined when the job ended") +
+           route;
+  return (present ? "joined, in the job to the end" : "joined, then lost during the render") + route;
+}
+
 std::string WorkerLauncher::summary() const {
   std::string out;
-  for (const Launch& l : m_launches) {
-    std::string fate;
-    if (!l.reason.empty()) {
-      fate = "failed: " + l.reason;
-    } else if (m_slurm) {
-      fate = l.ended ? "the srun step ended (exit " + std::to_string(l.exit_code) + ")" : "the srun step ran to the end";
-    } else if (!l.joined) {
-      fate = l.ended ? "its ssh ended (exit " + std::to_string(l.exit_code) + ") before its worker joined"
-                     : "its worker had not joined when the job ended";
-    } else {
-      auto it = m_joined.find(l.name);
-      const bool present = it != m_joined.end() && it->second > 0;
-      fate = present ? "joined, in the job to the end" : "joined, then lost during the render";
-    }
-    out += "  " + l.label + ": " + fate + "\n";
-  }
+  for (const Launch& l : m_launches) out += "  " + l.label + ": " + fate_of(l) + "\n";
   for (const auto& [name, n] : m_joined)
     if (!m_launch_of.count(name))
       out += "  worker " + name + ": " + (n > 0 ? "joined, in the job to the end" : "joined, then lost during the render") + "\n";
@@ -193,7 +231,7 @@ std::string WorkerLauncher::summary() const {
 
 int WorkerLauncher::workers_in_job() const {
   int n = 0;
-  for (const auto& [name, times] : m_joined) n += times > 0;
+  for (const auto& [name, times] : m_joined) n += times > 0 && !m_relay_names.count(name);
   return n;
 }
 

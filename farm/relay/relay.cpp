@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <utility>
 
@@ -245,6 +246,12 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
   return std::nullopt;
 }
 
+bool Relay::lifeline_ended() {
+  char buf[256];
+  const ssize_t n = ::read(m_o.lifeline_fd, buf, sizeof buf);
+  return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+}
+
 RunStatus Relay::run() {
   if (Status usable = m_cache.probe(); !usable.ok()) {
     spdlog::error("{} (the relay keeps the site's copy of the scene and its assets there)", usable.message());
@@ -266,11 +273,17 @@ RunStatus Relay::run() {
   for (;;) {
     if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
     std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*m_site), 0, ZMQ_POLLIN, 0}};
+    if (m_o.lifeline_fd >= 0) items.push_back({nullptr, m_o.lifeline_fd, ZMQ_POLLIN, 0});
     if (m_up) items.push_back({static_cast<void*>(*m_up), 0, ZMQ_POLLIN, 0});
     try {
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
     } catch (const zmq::error_t&) {
       continue;  // EINTR: the stop flag is checked at the top
+    }
+    if (m_o.lifeline_fd >= 0 && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && lifeline_ended()) {
+      // No orphans: the master, its ssh channel or the launcher is gone.
+      spdlog::error("the launcher's channel closed (the master is gone): stopping");
+      return RunStatus::failure;
     }
     if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("relay: cannot join {}: {}", m_o.connect, why);
     for (int budget = 0; m_up && budget < 1000; ++budget) {

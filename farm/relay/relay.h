@@ -41,6 +41,12 @@ struct RelayOptions {
   const std::atomic<bool>* stop = nullptr;
   // Called once the site socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string& endpoint)> on_bound;
+  // Called when a site worker (by its name) joins the relay or is forgotten, silent: the master
+  // sees only the relay, so a launcher learns of the site's workers here.
+  std::function<void(const std::string& name, bool joined)> on_site_worker_change;
+  // >= 0: the end of this file stops the relay with a failure (a launched relay's standard
+  // input, its lifeline: the launcher, and so the job, is gone). -1: none.
+  int lifeline_fd = -1;
 };
 
 // ok after a job (with once) or when stopped; failure when the master is lost for good or the

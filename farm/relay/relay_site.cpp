@@ -51,6 +51,7 @@ void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
     m_identity_of[p.id] = identity;
     m_queue.worker_joined(p.id, p.threads);
     spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    if (m_o.on_site_worker_change) m_o.on_site_worker_change(p.name, true);
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
   if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) join_upstream();
@@ -231,6 +232,7 @@ void Relay::forget_silent_workers() {
                  it->second.id, it->second.name, limit);
     m_queue.worker_left(it->second.id);
     m_identity_of.erase(it->second.id);
+    if (m_o.on_site_worker_change) m_o.on_site_worker_change(it->second.name, false);
     it = m_peers.erase(it);
   }
   check_site_left();

@@ -48,6 +48,9 @@ class Relay {
   double interval() const { return m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : k_default_heartbeat_interval; }
   int liveness() const { return m_job.liveness ? static_cast<int>(m_job.liveness) : k_default_liveness; }
 
+  // Read what came on the lifeline (nothing is expected after the keys): true at its end.
+  bool lifeline_ended();
+
   // Upstream: this relay as a worker of its master.
   void join_upstream();
   // The Hello announces the site: its threads (--threads, or its workers' own) and its workers,

@@ -1,6 +1,6 @@
-// The keys a launched worker gets from the command that started it (`farm render --hosts` over
-// ssh, `--slurm` over srun): sent on the worker's standard input, never on a command line
-// (visible in `ps`) nor in a file others could read. Text, one key per line:
+// The keys a launched worker or relay gets from the command that started it (`farm render
+// --hosts` over ssh, `--slurm` over srun): sent on its standard input, never on a command line
+// (visible in `ps`) nor in a file others could read. Text, one key per line. A worker's:
 //
 //   farm-launch-secrets 1
 //   worker-public-key <40 Z85 chars>
@@ -8,15 +8,33 @@
 //   master-public-key <40 Z85 chars>
 //   end
 //
-// After "end" the worker keeps its standard input open as a lifeline: end of file means the
-// launcher is gone (the master killed, the ssh channel or the Slurm step ended) and the worker exits.
+// A relay's (one participant for a site, docs/relays.md): its own pair, used towards the master
+// and towards its site's workers as `farm relay --key` does, the master's public key, and one
+// line for each site worker that may connect to it (at least one):
+//
+//   farm-relay-launch-secrets 1
+//   relay-public-key <40 Z85 chars>
+//   relay-secret-key <40 Z85 chars>
+//   master-public-key <40 Z85 chars>
+//   allow-public-key <40 Z85 chars>
+//   ...
+//   end
+//
+// After "end" the worker or relay keeps its standard input open as a lifeline: end of file means
+// the launcher is gone (the master killed, the ssh channel or the Slurm step ended) and it exits.
 #pragma once
 
+#include <cstddef>
+#include <set>
 #include <string>
 
 #include "security/socket_security.h"
 
 namespace farm::security {
+
+// Site workers one relay's secrets may admit: bounds what a reader takes from its input, and
+// keeps the whole text (57 bytes a key) within one pipe of the launcher (launch/child_process.h).
+constexpr size_t k_max_relay_allowed_keys = 10000;
 
 std::string format_launch_secrets(const CurveClient& keys);
 
@@ -24,5 +42,17 @@ std::string format_launch_secrets(const CurveClient& keys);
 // lifeline is untouched). Throws KeyFileError naming the line that is wrong, or saying that
 // the input ended early.
 CurveClient read_launch_secrets(int fd);
+
+struct RelayLaunchSecrets {
+  CurveClient upstream;           // the relay's own pair, and the master's public key (pinned)
+  std::set<std::string> allowed;  // the site workers' public keys
+};
+
+// Throws KeyFileError if `keys.allowed` is empty or larger than k_max_relay_allowed_keys: the
+// reader would refuse it.
+std::string format_relay_launch_secrets(const RelayLaunchSecrets& keys);
+
+// As read_launch_secrets, for a relay: up to and including "end", not a byte further.
+RelayLaunchSecrets read_relay_launch_secrets(int fd);
 
 }  // namespace farm::security

@@ -1,5 +1,6 @@
 // What the launch tests (launch_test, ssh_cluster_test, slurm_cluster_test) share: finding the
-// launched `farm worker` processes of one test on this machine, to prove none is left behind.
+// launched `farm worker` and `farm relay` processes of one test on this machine, to prove none
+// is left behind.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,7 @@ inline std::string read_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// `farm worker` processes whose command line contains `marker` (a test's own cache folder or
+// `farm worker` and `farm relay` processes whose command line contains `marker` (a test's own cache folder or
 // endpoint). The launchers (ssh, srun) carry the remote command on their own command lines and
 // are not counted: only a worker itself is. `found` (optional) gets "pid: command line" of each,
 // for a failing check's message.
@@ -29,7 +30,8 @@ inline int count(const std::string& marker, std::string* found = nullptr) {
     if (program == "ssh" || program == "srun") continue;
     for (char& c : cmd)
       if (c == '\0') c = ' ';
-    if (cmd.find(marker) != std::string::npos && cmd.find(" worker ") != std::string::npos) {
+    if (cmd.find(marker) != std::string::npos &&
+        (cmd.find(" worker ") != std::string::npos || cmd.find(" relay ") != std::string::npos)) {
       ++n;
       if (found) *found += name + ": " + cmd + "\n";
     }

@@ -1,6 +1,6 @@
 // What a launch reads (farm/launch/, farm/security/): host files (hosts, options, IPv6 literals,
-// errors located by file and line, bounded input) and the keys a launched worker reads on its
-// standard input. Launching itself is in launch_test.cpp.
+// sites, errors located by file and line, bounded input), what a launched relay says, and the
+// keys a launched worker or relay reads on its standard input. Launching itself is in launch_test.cpp.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "launch/host_file.h"
+#include "launch/site_relays.h"
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
@@ -79,6 +80,68 @@ TEST_CASE("host file: IPv6 literals in brackets, with or without a port, bare on
 TEST_CASE("host file: a key given twice is refused with its line") {
   CHECK(host_file_error("a\nb threads=2 threads=4\n") == "h.txt:2: key 'threads' given twice");
   CHECK(host_file_error("a farm=/x cache=/y farm=/z\n") == "h.txt:1: key 'farm' given twice");
+}
+
+TEST_CASE("host file: site=NAME groups hosts into a site, a bad name or a site given twice is refused with its line") {
+  auto hosts = farm::parse_host_file(
+      "node1 site=lab-A.1\n"
+      "node2 threads=2 site=lab-A.1\n"
+      "node3\n"
+      "alice@[::1]:2222 site=" +
+          std::string(farm::k_max_site_name_chars, 'z') + "\n",
+      "h.txt");
+  REQUIRE(hosts.size() == 4);
+  CHECK(hosts[0].site == "lab-A.1");
+  CHECK(hosts[1].site == "lab-A.1");
+  CHECK(hosts[1].threads == 2);
+  CHECK(hosts[2].site.empty());  // no site: straight to the master
+  CHECK(hosts[3].site.size() == farm::k_max_site_name_chars);
+  CHECK(host_file_error("a\nb site=lab/1\n").find("h.txt:2: bad site name 'lab/1' (letters, digits, '.', '_', '-'") ==
+        0);
+  CHECK(host_file_error("a site=x;y\n").find("h.txt:1: bad site name 'x;y'") == 0);
+  CHECK(host_file_error("a site=-x\n").find("h.txt:1: bad site name '-x'") == 0);  // would read as an option
+  CHECK(host_file_error("a site=" + std::string(65, 'z') + "\n").find("h.txt:1: bad site name 'zzz") == 0);
+  CHECK(host_file_error("a site=\n").find("h.txt:1: expected key=value, got 'site='") == 0);
+  CHECK(host_file_error("a site=x threads=2 site=y\n") == "h.txt:1: key 'site' given twice");
+  CHECK(host_file_error("a speed=1\n") == "h.txt:1: unknown key 'speed' (keys: threads, farm, cache, site)");
+}
+
+TEST_CASE(
+    "host file: sites in the order of their first hosts, a relay's endpoint from its host as written, a site too large "
+    "refused") {
+  auto hosts = farm::parse_host_file("a site=s2\nb\nc site=s1\nd site=s2\n[::1]:22 site=v6\n", "h.txt");
+  const std::vector<farm::Site> sites = farm::sites_of(hosts, "h.txt");
+  REQUIRE(sites.size() == 3);
+  CHECK(sites[0].name == "s2");
+  CHECK(sites[0].hosts == std::vector<size_t>{0, 3});  // the first, a, runs the relay
+  CHECK(sites[1].name == "s1");
+  CHECK(sites[1].hosts == std::vector<size_t>{2});
+  CHECK(farm::relay_bind(hosts[0]) == "tcp://*:0");
+  CHECK(farm::relay_endpoint(hosts[0], 4242) == "tcp://a:4242");
+  CHECK(farm::relay_bind(hosts[4]) == "tcp://[::]:0");  // an IPv6 host: the relay listens on IPv6 too
+  CHECK(farm::relay_endpoint(hosts[4], 4242) == "tcp://[::1]:4242");
+  CHECK(farm::sites_of(farm::parse_host_file("a\nb\n", "h.txt"), "h.txt").empty());
+  std::string many = "first\n";
+  for (size_t i = 0; i <= farm::security::k_max_relay_allowed_keys; ++i)
+    many += "n" + std::to_string(i) + " site=big\n";
+  std::string what;
+  try {
+    farm::sites_of(farm::parse_host_file(many, "h.txt"), "h.txt");
+  } catch (const farm::HostFileError& e) {
+    what = e.what();
+  }
+  CHECK(what == "h.txt:2: site 'big' has 10001 hosts; one relay serves at most 10000: split it into several sites");
+}
+
+TEST_CASE("relay launch lines: the bound port read from a relay's line, anything else is not one") {
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:41234") == 41234);
+  CHECK(farm::bound_port("farm-relay-bound tcp://[::]:7") == 7);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:0") == 0);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:65536") == 0);
+  CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:") == 0);
+  CHECK(farm::bound_port("farm-relay-bound ipc:///tmp/x:12") == 0);
+  CHECK(farm::bound_port("info: relay listening on tcp://0.0.0.0:41234") == 0);
+  CHECK(farm::bound_port("farm-relay-site-worker joined n1") == 0);
 }
 
 TEST_CASE("host file: bounded input, long names cut in messages, an unreadable file named with the OS reason") {
@@ -152,6 +215,78 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   CHECK(error_of("").find("ended at line 1") != std::string::npos);
   CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
   CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
+}
+
+namespace {
+// What read_relay_launch_secrets says of `input` (then end of file), "(no error)" if it reads it.
+std::string relay_secrets_error(const std::string& input) {
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+  ::close(q[1]);
+  std::string what = "(no error)";
+  try {
+    farm::security::read_relay_launch_secrets(q[0]);
+  } catch (const farm::security::KeyFileError& e) {
+    what = e.what();
+  }
+  ::close(q[0]);
+  return what;
+}
+}  // namespace
+
+TEST_CASE("relay launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
+  using namespace farm::security;
+  CurveKeyPair relay = generate_key_pair(), master = generate_key_pair(), w1 = generate_key_pair(),
+               w2 = generate_key_pair();
+  RelayLaunchSecrets sent{{relay.public_key, relay.secret_key, master.public_key}, {w1.public_key, w2.public_key}};
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const std::string text = format_relay_launch_secrets(sent) + "more";
+  REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  RelayLaunchSecrets got = read_relay_launch_secrets(p[0]);
+  CHECK(got.upstream.public_key == relay.public_key);
+  CHECK(got.upstream.secret_key == relay.secret_key);
+  CHECK(got.upstream.server_key == master.public_key);
+  CHECK(got.allowed == sent.allowed);
+  char rest[8] = {};
+  CHECK(::read(p[0], rest, 4) == 4);  // what follows "end" is still there
+  CHECK(std::string(rest) == "more");
+  ::close(p[0]);
+  ::close(p[1]);
+
+  const std::string head = "farm-relay-launch-secrets 1\nrelay-public-key " + relay.public_key + "\nrelay-secret-key " +
+                           relay.secret_key + "\nmaster-public-key " + master.public_key + "\n";
+  CHECK(relay_secrets_error(head + "allow-public-key " + w1.public_key + "\nend\n") == "(no error)");
+  CHECK(relay_secrets_error("").find("ended at line 1") != std::string::npos);
+  // A worker's secrets are not a relay's, and the other way round.
+  CHECK(relay_secrets_error(format_launch_secrets({w1.public_key, w1.secret_key, master.public_key}))
+            .find("does not start with 'farm-relay-launch-secrets 1'") != std::string::npos);
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  const std::string relay_text = format_relay_launch_secrets(sent);
+  REQUIRE(::write(q[1], relay_text.data(), relay_text.size()) == static_cast<ssize_t>(relay_text.size()));
+  std::string what;
+  try {
+    read_launch_secrets(q[0]);
+  } catch (const KeyFileError& e) {
+    what = e.what();
+  }
+  ::close(q[0]);
+  ::close(q[1]);
+  CHECK(what.find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
+  CHECK(relay_secrets_error("farm-relay-launch-secrets 1\nrelay-public-key short\n") ==
+        "launch secrets on standard input, line 2: expected 'relay-public-key <40 Z85 characters>'");
+  CHECK(relay_secrets_error(head + "end\n") ==
+        "launch secrets on standard input, line 5: 'end' before any 'allow-public-key' line: no site worker could "
+        "connect");
+  CHECK(relay_secrets_error(head + "allow-public-key nonsense\nend\n") ==
+        "launch secrets on standard input, line 5: expected 'allow-public-key <40 Z85 characters>' or 'end'");
+  CHECK(relay_secrets_error(head + "allow-public-key " + w1.public_key + "\n")
+            .find("ended at line 6 (expected 'end' after the keys") != std::string::npos);
+  CHECK(relay_secrets_error(head + std::string(300, 'x') + "\n").find("line too long") != std::string::npos);
+  // The writer refuses what the reader would.
+  CHECK_THROWS_AS(format_relay_launch_secrets({sent.upstream, {}}), KeyFileError);
 }
 
 TEST_SUITE_END();

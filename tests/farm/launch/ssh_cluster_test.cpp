@@ -62,6 +62,22 @@ struct SshHosts {
     }
     return path;
   }
+  // host1 and host2 as `root@ADDRESS:PORT` (from ssh_config) in site `site`, host3 plain: a
+  // relay's site workers reach it at its host's name as written, which must be an address
+  // they resolve, not an ssh alias (docs/cli.md).
+  std::string site_host_file(const std::string& cache, const std::string& site) const {
+    const std::string config = read_text((dir / "ssh_config").string());
+    const std::string path = (dir / "farm_hosts_site.txt").string();
+    std::ofstream out(path);
+    for (const std::string name : {"host1", "host2"}) {
+      std::smatch m;
+      if (!std::regex_search(config, m, std::regex("Host " + name + "\n  HostName ([0-9.]+)\n  Port ([0-9]+)")))
+        return "";
+      out << "root@" << m[1] << ":" << m[2] << " threads=1 cache=" << cache << " site=" << site << "\n";
+    }
+    out << "root@host3 threads=1 cache=" << cache << "\n";
+    return path;
+  }
 };
 
 }  // namespace
@@ -129,6 +145,35 @@ TEST_CASE("ssh cluster: farm render --hosts over three real sshd hosts is byte-i
   CHECK(log2.find("what became of each host:") != std::string::npos);
   CHECK(std::regex_search(log2, std::regex("\n  root@host2: (joined, then lost during the render|failed: ssh failed: )")));
   CHECK(log2.find("  root@host1: joined, ") != std::string::npos);
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE(
+    "ssh cluster: a site of two real sshd hosts behind a relay on the first, and a plain host, is byte-identical") {
+  Fixture f("ssh_site", 600);  // long enough for the relay to join with its site workers
+  SshHosts hosts(f.dir);
+  if (!hosts.up) {
+    MESSAGE("skipped: real sshd hosts cannot run here: " << hosts.why_not);
+    return;
+  }
+  const std::string host_file = hosts.site_host_file(f.cache(), "lab");
+  REQUIRE_MESSAGE(!host_file.empty(), read_text((hosts.dir / "ssh_config").string()));
+  const std::string out = f.path("farm.png"), log = f.path("render.log");
+  CHECK_MESSAGE(test_process::run(
+                    {k_farm, "render", f.scene, "-o", out, "--hosts", host_file, "--ssh-command", hosts.ssh_command(),
+                     "--advertise", hosts.master_address(), "--no-journal", "--policy", "fixed", "--block", "8"},
+                    log, 180) == 0,
+                read_text(log));
+  CHECK(test_process::same_file(out, f.reference));
+  const std::string text = read_text(log);
+  INFO(text);
+  // The relay listens in host1's namespace; the site's workers reach it over the veth links.
+  CHECK(std::regex_search(text, std::regex("relay of site lab on root@[0-9.]+:[0-9]+: listening, its site's workers "
+                                           "connect to tcp://[0-9.]+:[0-9]+")));
+  CHECK(std::regex_search(text, std::regex("relay [0-9]+ 'lab' joined for a site of")));
+  CHECK(std::regex_search(text, std::regex("farm-relay-site-worker joined root@[0-9.]+:[0-9]+")));
+  CHECK(text.find("hosts: 3 started, 1 relay, ") != std::string::npos);
+  CHECK(text.find(": failed: ") == std::string::npos);
   CHECK(none_left(f.cache()));
 }
 
