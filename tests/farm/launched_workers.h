@@ -1,6 +1,6 @@
-// What the launch tests (launch_test, ssh_cluster_test, slurm_cluster_test) share: finding the
-// launched `farm worker` and `farm relay` processes of one test on this machine, to prove none
-// is left behind.
+// What the launch tests (launch_test, launch_sites_test, ssh_cluster_test, slurm_cluster_test)
+// share: an ssh stand-in, and finding the launched `farm worker` and `farm relay` processes of one
+// test on this machine, to prove none is left behind.
 #pragma once
 
 #include <chrono>
@@ -10,6 +10,14 @@
 #include <thread>
 
 namespace launched_workers {
+
+// An ssh stand-in at `path`: drops the options and the destination and runs the remote command
+// with sh here (the same program path, arguments and standard input as real ssh). Returns `path`.
+inline std::string write_fake_ssh(const std::string& path) {
+  std::ofstream(path) << "#!/bin/sh\nfor a; do last=\"$a\"; done\nexec sh -c \"$last\"\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -181,6 +181,25 @@ TEST_CASE("host file: bounded input, long names cut in messages, an unreadable f
   CHECK(what == "cannot open host file '/nonexistent/hosts.txt': No such file or directory");
 }
 
+namespace {
+// What `read` (a launch-secrets reader) says of `input`, then end of file; "(no error)" if it reads it.
+template <typename Reader>
+std::string secrets_error(const std::string& input, Reader read) {
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+  ::close(q[1]);
+  std::string what = "(no error)";
+  try {
+    read(q[0]);
+  } catch (const farm::security::KeyFileError& e) {
+    what = e.what();
+  }
+  ::close(q[0]);
+  return what;
+}
+}  // namespace
+
 TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untouched, bad input named") {
   using namespace farm::security;
   CurveKeyPair worker = generate_key_pair(), master = generate_key_pair();
@@ -198,40 +217,15 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   ::close(p[0]);
   ::close(p[1]);
 
-  auto error_of = [](const std::string& input) {
-    int q[2];
-    REQUIRE(::pipe(q) == 0);
-    REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
-    ::close(q[1]);
-    std::string what = "(no error)";
-    try {
-      read_launch_secrets(q[0]);
-    } catch (const KeyFileError& e) {
-      what = e.what();
-    }
-    ::close(q[0]);
-    return what;
-  };
+  auto error_of = [](const std::string& input) { return secrets_error(input, read_launch_secrets); };
   CHECK(error_of("").find("ended at line 1") != std::string::npos);
   CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
   CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
 }
 
 namespace {
-// What read_relay_launch_secrets says of `input` (then end of file), "(no error)" if it reads it.
 std::string relay_secrets_error(const std::string& input) {
-  int q[2];
-  REQUIRE(::pipe(q) == 0);
-  REQUIRE(::write(q[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
-  ::close(q[1]);
-  std::string what = "(no error)";
-  try {
-    farm::security::read_relay_launch_secrets(q[0]);
-  } catch (const farm::security::KeyFileError& e) {
-    what = e.what();
-  }
-  ::close(q[0]);
-  return what;
+  return secrets_error(input, farm::security::read_relay_launch_secrets);
 }
 }  // namespace
 

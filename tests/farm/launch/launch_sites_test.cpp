@@ -30,13 +30,7 @@ using launched_workers::read_text;
 
 namespace {
 
-// ssh stand-in: drops the options and the destination, runs the remote command with sh.
-std::string write_fake_ssh(const Fixture& f) {
-  const std::string path = f.path("fake_ssh.sh");
-  std::ofstream(path) << "#!/bin/sh\nfor a; do last=\"$a\"; done\nexec sh -c \"$last\"\n";
-  fs::permissions(path, fs::perms::owner_all);
-  return path;
-}
+std::string write_fake_ssh(const Fixture& f) { return launched_workers::write_fake_ssh(f.path("fake_ssh.sh")); }
 
 // Fixed 8x8 blocks: dozens of them, so every participant that joins gets some.
 std::vector<std::string> render_args(const Fixture& f, const std::string& out, const std::string& hosts) {

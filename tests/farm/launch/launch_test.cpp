@@ -25,13 +25,7 @@ using launched_workers::read_text;
 
 namespace {
 
-// ssh stand-in: drops the options and the destination, runs the remote command with sh.
-std::string write_fake_ssh(const Fixture& f) {
-  const std::string path = f.path("fake_ssh.sh");
-  std::ofstream(path) << "#!/bin/sh\nfor a; do last=\"$a\"; done\nexec sh -c \"$last\"\n";
-  fs::permissions(path, fs::perms::owner_all);
-  return path;
-}
+std::string write_fake_ssh(const Fixture& f) { return launched_workers::write_fake_ssh(f.path("fake_ssh.sh")); }
 
 std::vector<std::string> render_args(const Fixture& f, const std::string& out, const std::string& hosts) {
   return {k_farm, "render", f.scene, "-o", out, "--hosts", hosts, "--ssh-command", write_fake_ssh(f),

@@ -25,6 +25,20 @@ SchedulerConfig factoring_config(int w, int h, int block) {
   return c;
 }
 
+// A pool long past the slow start: `work` pending, `threads` over `workers` workers, all measured,
+// together `speed` per second, the slowest thread `slowest`.
+PoolView settled_pool(double work, int threads, size_t workers, double speed, double slowest) {
+  PoolView pool;
+  pool.pending_work = work;
+  pool.total_threads = threads;
+  pool.live_workers = workers;
+  pool.known_work_per_second = speed;
+  pool.known_threads = threads;
+  pool.slowest_thread_work_per_second = slowest;
+  pool.age = 1000;
+  return pool;
+}
+
 // Delivers `attempt` at `now` and returns the next block handed to the worker.
 Assignment deliver_and_ask(Scheduler& s, WorkerId w, AttemptId attempt, double now) {
   REQUIRE(s.result(w, attempt, now).outcome == ResultOutcome::accepted);
@@ -110,14 +124,8 @@ TEST_CASE("factoring: block work follows the worker's measured speed and the wor
 
 TEST_CASE("factoring: blocks last at least sqrt(time left x the worker's per-lease overhead)") {
   auto policy = make_policy(PolicyKind::factoring);
-  PoolView pool;
-  pool.pending_work = 400;  // 0.4 s left at 1000/s: a quarter is 0.1 s
-  pool.total_threads = 1;
-  pool.live_workers = 1;
-  pool.known_work_per_second = 1000;
-  pool.known_threads = 1;
-  pool.slowest_thread_work_per_second = 1000;
-  pool.age = 1000;
+  // 0.4 s left at 1000/s: a quarter is 0.1 s
+  PoolView pool = settled_pool(400, 1, 1, 1000, 1000);
   WorkerView w{1, 64, 1, 4.0, 0, 1000, 0, 0};
   CHECK(policy->assignment_work(w, pool) == doctest::Approx(100));
   // The tail: 4 ms left. Without a measured overhead the floor is 2 ms of work.
@@ -228,14 +236,8 @@ TEST_CASE("factoring: a worker far away gets blocks that outlast its round trip"
 
 TEST_CASE("factoring: a relay's floor is one site machine's round trip, not the whole site's") {
   auto policy = make_policy(PolicyKind::factoring);
-  PoolView pool;
-  pool.pending_work = 40;  // the tail: 0.4 s left at 100/s, a quarter is 0.1 s
-  pool.total_threads = 100;
-  pool.live_workers = 1;
-  pool.known_work_per_second = 100;
-  pool.known_threads = 100;
-  pool.slowest_thread_work_per_second = 1;
-  pool.age = 1000;
+  // the tail: 0.4 s left at 100/s, a quarter is 0.1 s
+  PoolView pool = settled_pool(40, 100, 1, 100, 1);
   // 100 threads, 1/s each, 0.4 s away. A worker of 100 threads: one queued block must cover
   // the trip while all 100 render, so it lasts rtt x 100 threads = 40 s on one thread.
   WorkerView machine{1, 64, 100, 4.0, 0, 100, 0.4, 0};
@@ -252,14 +254,8 @@ TEST_CASE("factoring: a relay's floor is one site machine's round trip, not the 
 
 TEST_CASE("factoring: the prefetch depth covers the round trip with the blocks a worker holds, not the ones aimed at") {
   auto policy = make_policy(PolicyKind::factoring);
-  PoolView pool;
-  pool.pending_work = 400'000;  // 400 s left at 1000/s: the aim is a quarter, 100 s
-  pool.total_threads = 1;
-  pool.live_workers = 1;
-  pool.known_work_per_second = 1000;
-  pool.known_threads = 1;
-  pool.slowest_thread_work_per_second = 1000;
-  pool.age = 1000;
+  // 400 s left at 1000/s: the aim is a quarter, 100 s
+  PoolView pool = settled_pool(400'000, 1, 1, 1000, 1000);
   WorkerView w{1, 64, 1, 4.0, 0, 1000, 0.4, 0, 0, 0, 0};
   CHECK(policy->max_in_flight(w, pool) == 2);  // holding nothing: 100 s blocks cover 0.4 s with one
   // It holds two blocks of 0.1 s (carving made them far shorter than the aim): four cover the trip.
