@@ -218,8 +218,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
     if (h->ping) {
       send_up(proto::Heartbeat{h->sequence, false});
     } else if (h->sequence == m_ping_sequence && m_last_up_ping >= 0) {  // the answer to our last ping
-      const double rtt = now() - m_last_up_ping;
-      m_up_rtt = m_up_rtt > 0 ? 0.8 * m_up_rtt + 0.2 * rtt : rtt;
+      m_up_rtt = smoothed_seconds(m_up_rtt, now() - m_last_up_ping);
     }
   } else if (const auto* d = std::get_if<proto::JobDone>(&message)) {
     if (d->job_id == m_job.job_id) {

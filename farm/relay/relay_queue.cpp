@@ -4,9 +4,16 @@
 #include <cmath>
 #include <set>
 
+#include "base/limits.h"
+
 namespace farm {
 
 int relay_holdable(int threads) { return 2 * std::clamp(threads, 1, 1 << 20); }
+
+double smoothed_seconds(double current, double sample) {
+  if (!std::isfinite(sample) || sample < 0 || sample >= k_max_render_seconds) return current;
+  return current > 0 ? 0.8 * current + 0.2 * sample : sample;
+}
 
 int relay_spare(int spare, double upstream_rtt, double block_seconds, int site_threads) {
   spare = std::max(0, spare);

@@ -130,6 +130,14 @@ class RelayQueue {
 // master's policy caps what it leases anyway. Unknown times (<= 0): `spare`.
 int relay_spare(int spare, double upstream_rtt, double block_seconds, int site_threads);
 
+// A relay's running estimate of a time (a site block's render time, the master's round trip)
+// after one more sample: 0.8 of the old and 0.2 of the new, or the sample alone for the first
+// one (`current` <= 0). A sample that is not a time (negative, not finite, or at least
+// k_max_render_seconds: from a hostile or broken worker) leaves the estimate as it was, so it
+// cannot switch the site's copies off or ask the master for millions. The real relay and the
+// simulator's both use it.
+double smoothed_seconds(double current, double sample);
+
 // How many blocks a site worker of `threads` may hold at once: one per thread plus one spare
 // each, so its next block is there when one finishes.
 int relay_holdable(int threads);

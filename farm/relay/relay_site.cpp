@@ -117,9 +117,7 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
       send_site(*identity, proto::Cancel{m_job.job_id, other.local});
   peer.failures_in_row = 0;  // its renderer works
   m_leased_at.erase(lease->upstream);
-  // A nonsense time (from a hostile or broken worker) must not switch the site's copies off.
-  if (std::isfinite(r.render_seconds) && r.render_seconds >= 0 && r.render_seconds < k_max_render_seconds)
-    m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * r.render_seconds : r.render_seconds;
+  m_block_seconds = smoothed_seconds(m_block_seconds, r.render_seconds);  // nonsense times are ignored
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
   // The time the block waited here is queueing, not the link's: the master's link estimate and
   // waiting times must not see a slow link where the relay only held the block ahead.

@@ -43,8 +43,7 @@ std::vector<SiteAssignment> SimRelay::serve_all(double now) {
 std::optional<ForwardedResult> SimRelay::worker_finished(WorkerId worker, AttemptId local, double render_seconds) {
   std::optional<RelayLease> lease = m_queue.finished(worker, local);
   if (!lease) return std::nullopt;
-  if (render_seconds >= 0)  // as the real relay (relay_site.cpp)
-    m_block_seconds = m_block_seconds > 0 ? 0.8 * m_block_seconds + 0.2 * render_seconds : render_seconds;
+  m_block_seconds = smoothed_seconds(m_block_seconds, render_seconds);  // as the real relay (relay_site.cpp)
   ForwardedResult r{*lease, 0};
   if (auto w = m_waited.find(lease->upstream); w != m_waited.end()) r.waited = w->second;
   m_waited.erase(lease->upstream);

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "base/limits.h"
 #include "relay/relay_queue.h"
 
 TEST_SUITE_BEGIN("unit");
@@ -249,6 +250,18 @@ TEST_CASE("relay queue: the spare covers the round trip to the master at the sit
   RelayQueue q;
   q.worker_joined(1, 2);
   CHECK(q.wanted(relay_spare(0, 0.4, 0.1, q.site_threads())) == 4 + 8);
+}
+
+TEST_CASE("relay: one smoothing for its times, and nonsense samples leave the estimate alone") {
+  CHECK(smoothed_seconds(0, 2.0) == doctest::Approx(2.0));  // the first sample is taken whole
+  CHECK(smoothed_seconds(1.0, 2.0) == doctest::Approx(1.2));
+  CHECK(smoothed_seconds(1.0, 0.0) == doctest::Approx(0.8));  // an instant block is a time
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {-1.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), k_max_render_seconds}) {
+    CAPTURE(bad);
+    CHECK(smoothed_seconds(1.5, bad) == 1.5);
+    CHECK(smoothed_seconds(0, bad) == 0);  // still unknown: relay_spare falls back to its spare
+  }
 }
 
 TEST_CASE("relay queue: its sums follow every change to its workers (joins, leaves, hand-outs, results, clears)") {
