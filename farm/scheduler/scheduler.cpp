@@ -1,7 +1,6 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -125,13 +124,9 @@ void Scheduler::do_worker_joined(WorkerId id, Seconds now, int threads, int memb
   w.threads = std::max(1, threads);
   w.members = std::clamp(members, 0, w.threads);
   m_total_threads += w.threads;
-  // A relay whose site grew or shrank: its per-thread speed (its site workers' render speed)
-  // holds for the new threads, and the size the policy gave it stands.
+  // A relay whose site grew or shrank keeps its per-thread speed and the size the policy gave it.
   const bool resized_relay = again && w.members > 0;
-  if (resized_relay && w.work_per_second > 0) {
-    w.recent_seconds *= static_cast<double>(old_threads) / w.threads;
-    w.work_per_second = w.recent_work / w.recent_seconds;
-  }
+  if (resized_relay) rescale_speed(w, old_threads);
   count_speed(w);
   if (!resized_relay) w.block_size = m_config.block_size;
   w.last_seen = now;
@@ -219,22 +214,6 @@ PoolView Scheduler::pool_view(Seconds now) const {
           m_thread_speeds.empty() ? 0.0 : *m_thread_speeds.begin(),
           m_first_join >= 0 ? std::max(0.0, now - m_first_join) : 0.0,
           m_config.min_block};
-}
-
-void Scheduler::forget_speed(const Worker& w) {
-  if (!(w.work_per_second > 0)) return;
-  m_known_speed -= w.work_per_second;
-  m_known_threads -= w.threads;
-  auto it = m_thread_speeds.find(w.work_per_second / w.threads);
-  if (it != m_thread_speeds.end()) m_thread_speeds.erase(it);
-  if (m_known_threads == 0) m_known_speed = 0;  // no drift from the sums' rounding
-}
-
-void Scheduler::count_speed(const Worker& w) {
-  if (!(w.work_per_second > 0)) return;
-  m_known_speed += w.work_per_second;
-  m_known_threads += w.threads;
-  m_thread_speeds.insert(w.work_per_second / w.threads);
 }
 
 bool Scheduler::apply(Worker& w, const std::optional<SizeChange>& change, Seconds now) {
@@ -363,32 +342,8 @@ ResultReply Scheduler::do_result(WorkerId id, AttemptId attempt, Seconds now, Se
   Seconds took = now - std::max(lease_copy.assigned_at, w.progress_since);
   bool fast = took <= 0.5 * wait_for(w);
   w.fast_results_in_row = fast ? w.fast_results_in_row + 1 : 0;
-  // A relay's threads are its site's workers, each rendering on its own: the time between its
-  // results says how busy the site is, not how fast (a site short of blocks looked slow, was fed
-  // less, and starved: sim, 10 sites x 100, half the speed measured). Its per-thread speed comes
-  // from the render time its worker reports for the block.
-  const bool by_render_time = w.members > 0 && std::isfinite(render_seconds) &&
-                              render_seconds >= k_min_render_seconds && render_seconds < k_max_render_seconds;
-  if (by_render_time || took > 0) {
-    const double old_work = w.recent_work, old_seconds = w.recent_seconds;
-    forget_speed(w);
-    // Older results fade, so a changed speed shows within a few rounds of its threads. Per
-    // result the keep is 0.7^(1/threads): one thread's results arrive a block time apart, but a
-    // participant of many threads delivers bursts a few ms apart, and a memory of three results
-    // then measured the burst, not the rate (a relay of 100 looked 10-100x faster than it is and
-    // was leased blocks of minutes: sim, 10 sites x 100).
-    const double keep = std::pow(0.7, 1.0 / std::max(1, w.threads));
-    w.recent_work = keep * w.recent_work + done_block.work;
-    w.recent_seconds = keep * w.recent_seconds + (by_render_time ? render_seconds / w.threads : took);
-    w.work_per_second = w.recent_work / w.recent_seconds;
-    if (!std::isfinite(w.work_per_second) || !(w.work_per_second > 0)) {  // no sample is worth an inf or a NaN
-      w.recent_work = old_work;
-      w.recent_seconds = old_seconds;
-      w.work_per_second = old_seconds > 0 ? old_work / old_seconds : 0;
-    }
-    count_speed(w);
-      for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
-  }
+  if (measure_speed(w, done_block.work, took, render_seconds))
+    for (AttemptId a : w.leases) index_copy_candidate(m_leases.at(a).block_id);  // their expected finish moved
   w.progress_since = now;
   w.timeouts_since_progress = 0;
   if (apply(w, m_policy->on_result(view_of(w), m_config.block_size), now)) {

@@ -201,9 +201,15 @@ class Scheduler {
   void drop_lease(AttemptId attempt);
   void remove_worker(WorkerId worker);
   bool apply(Worker& w, const std::optional<SizeChange>& change, Seconds now);
-  // Every change of a worker's speed or thread count goes through these (m_known_*).
+  // Speed measurement (scheduler_speed.cpp). Every change of a worker's speed or thread count
+  // goes through forget_speed and count_speed (m_known_*).
   void forget_speed(const Worker& w);
   void count_speed(const Worker& w);
+  // Folds in a result of `work` that took `took` since its lease (or the worker's last progress),
+  // or, for a relay, `render_seconds` as its site worker reported; true if the speed changed.
+  bool measure_speed(Worker& w, double work, Seconds took, Seconds render_seconds);
+  // A relay whose site went from `old_threads` to w.threads keeps its per-thread speed.
+  void rescale_speed(Worker& w, int old_threads);
   // Stable: by predicted work, descending (Policy::costliest_first).
   void order_costliest_first(std::vector<Block>& blocks) const;
   double work_of(const Block& b) const {
