@@ -15,6 +15,16 @@ double smoothed_seconds(double current, double sample) {
   return current > 0 ? 0.8 * current + 0.2 * sample : sample;
 }
 
+double relay_copy_after(double block_seconds) {
+  return block_seconds > 0 ? std::max(1.0, 4 * block_seconds) : -1.0;
+}
+
+double RelayCopyGate::copy_after(double now, double upstream_rtt, double block_seconds) const {
+  const double wait = upstream_rtt > 0 && std::isfinite(upstream_rtt) ? 2 * upstream_rtt : 1.0;
+  if (m_empty_since < 0 || now - m_empty_since < wait) return -1;
+  return relay_copy_after(block_seconds);
+}
+
 int relay_spare(int spare, double upstream_rtt, double block_seconds, int site_threads) {
   spare = std::max(0, spare);
   if (!(upstream_rtt > 0) || !(block_seconds > 0) || !std::isfinite(upstream_rtt) || !std::isfinite(block_seconds))

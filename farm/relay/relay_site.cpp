@@ -75,7 +75,8 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 
 void Relay::serve(const std::string& identity, SitePeer& peer) {
   if (m_state != State::ready || peer.wanting <= 0 || peer.benched) return;
-  const std::vector<SiteAssignment> given = m_queue.request(peer.id, peer.wanting, now(), copy_after());
+  const double copy_after_seconds = copy_after();
+  const std::vector<SiteAssignment> given = m_queue.request(peer.id, peer.wanting, now(), copy_after_seconds);
   for (size_t i = 0; i < given.size(); ++i) {
     const SiteAssignment& a = given[i];
     if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
@@ -86,7 +87,7 @@ void Relay::serve(const std::string& identity, SitePeer& peer) {
     --peer.wanting;
     if (a.copy) {
       spdlog::info("relay: site worker {} '{}' renders a copy of a block held for {:.1f} s or more", peer.id, peer.name,
-                   copy_after());
+                   copy_after_seconds);
       continue;  // the block did not wait here: its first holder has it
     }
     if (auto at = m_leased_at.find(a.lease.upstream); at != m_leased_at.end()) {

@@ -86,9 +86,11 @@ class Relay {
   void serve(const std::string& identity, SitePeer& peer);
   void serve_all();
   void forget_silent_workers();
-  // How long a site worker holds a block before an idle one may render a copy (RelayQueue): a
-  // few times the site's recent render time per block, at least a second; -1 before any result.
-  double copy_after() const { return m_block_seconds > 0 ? std::max(1.0, 4 * m_block_seconds) : -1.0; }
+  // How long a site worker holds a block before an idle one may render a copy (RelayCopyGate).
+  double copy_after() {
+    m_copy_gate.note(m_queue.queued(), now());
+    return m_copy_gate.copy_after(now(), m_up_rtt, m_block_seconds);
+  }
   const std::string* identity_of(WorkerId id) const;
 
   const RelayOptions& m_o;
@@ -123,6 +125,7 @@ class Relay {
   uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
+  RelayCopyGate m_copy_gate;  // site copies only once the master looks dry for us
   double m_up_rtt = 0;         // smoothed round trip to the master, from its answers to our pings
   bool m_said_sitting_out = false;  // told the master this job's site is all benched
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived

@@ -19,9 +19,14 @@ std::vector<SiteAssignment> SimRelay::worker_request(WorkerId worker, int credit
 std::vector<SiteAssignment> SimRelay::serve(WorkerId worker, double now) {
   int& wanting = m_wanting[worker];
   if (wanting <= 0) return {};
-  std::vector<SiteAssignment> out = m_queue.request(worker, wanting);
+  // An idle thread may take a copy of a block held long inside the site, as the real relay
+  // gives (relay_site.cpp): first result wins, the other holder is told (worker_finished).
+  m_copy_gate.note(m_queue.queued(), now);
+  const double copy_after = m_copy_gate.copy_after(now, 2 * m_spec.latency, m_block_seconds);
+  std::vector<SiteAssignment> out = m_queue.request(worker, wanting, now, copy_after);
   wanting -= static_cast<int>(out.size());
   for (const SiteAssignment& a : out) {
+    if (a.copy) continue;  // the block did not wait here: its first holder has it
     auto at = m_leased_at.find(a.lease.upstream);
     if (at == m_leased_at.end()) continue;
     m_waited[a.lease.upstream] += now - at->second;  // a block given back and out again adds up
@@ -41,10 +46,11 @@ std::vector<SiteAssignment> SimRelay::serve_all(double now) {
 }
 
 std::optional<ForwardedResult> SimRelay::worker_finished(WorkerId worker, AttemptId local, double render_seconds) {
-  std::optional<RelayLease> lease = m_queue.finished(worker, local);
+  std::vector<SiteAssignment> cancels;
+  std::optional<RelayLease> lease = m_queue.finished(worker, local, &cancels);
   if (!lease) return std::nullopt;
   m_block_seconds = smoothed_seconds(m_block_seconds, render_seconds);  // as the real relay (relay_site.cpp)
-  ForwardedResult r{*lease, 0};
+  ForwardedResult r{*lease, 0, std::move(cancels)};
   if (auto w = m_waited.find(lease->upstream); w != m_waited.end()) r.waited = w->second;
   m_waited.erase(lease->upstream);
   m_leased_at.erase(lease->upstream);

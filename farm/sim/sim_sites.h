@@ -27,6 +27,7 @@ struct RelayAsk {
 struct ForwardedResult {
   RelayLease lease;
   double waited = 0;
+  std::vector<SiteAssignment> cancels;  // other holders of the block inside the site: the first result won
 };
 
 // One site's relay. Site workers are named by ids of the simulator's choosing.
@@ -43,7 +44,7 @@ class SimRelay {
   // the real relay serves it).
   std::vector<SiteAssignment> serve_waiting(WorkerId worker, double now) { return serve(worker, now); }
   // A result for the worker's local attempt, rendered in `render_seconds`: what goes upstream
-  // (nothing once cancelled or stale).
+  // and the site's copies of it to cancel (nothing once cancelled or stale).
   std::optional<ForwardedResult> worker_finished(WorkerId worker, AttemptId local, double render_seconds);
   // Left cleanly, or silent for longer than `limit` (silent_workers): its blocks go to the others.
   std::vector<SiteAssignment> worker_left(WorkerId worker, double now);
@@ -74,6 +75,7 @@ class SimRelay {
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when it (last) entered the queue
   std::map<AttemptId, double> m_waited;     // upstream id -> seconds queued here so far
   double m_block_seconds = 0;               // smoothed render seconds of the site's results
+  RelayCopyGate m_copy_gate;                // copies inside the site once the master looks dry
 };
 
 // A Recall to send: the relay to ask and the leases named.

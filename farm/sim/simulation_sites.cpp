@@ -100,6 +100,11 @@ void Simulation::relay_arrive(const Message& m) {
     case Msg::request: relay_deliver(relay.worker_request(local, static_cast<int>(m.credits), m_now)); break;
     case Msg::result:
       if (std::optional<ForwardedResult> f = relay.worker_finished(local, m.attempt, m.render)) {
+        for (const SiteAssignment& other : f->cancels) {  // the first result wins inside the site too
+          Message out = message(Msg::cancel);
+          out.attempt = other.local;
+          relay_send_down(other.worker - 1, out);
+        }
         Message up = m;
         up.attempt = f->lease.upstream;
         up.queued += f->waited;  // queueing at the relay, not the WAN's time

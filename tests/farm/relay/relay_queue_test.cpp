@@ -264,6 +264,26 @@ TEST_CASE("relay: one smoothing for its times, and nonsense samples leave the es
   }
 }
 
+TEST_CASE("relay: its site copies only once its queue has stayed empty for two round trips to the master") {
+  RelayCopyGate gate;
+  gate.note(3, 0.0);
+  CHECK(gate.copy_after(0.0, 0.2, 0.5) < 0);  // blocks queued: no copies
+  gate.note(0, 1.0);                         // empty from 1.0 s
+  CHECK(gate.copy_after(1.3, 0.2, 0.5) < 0);  // an ask may still be on its way (0.4 s)
+  gate.note(0, 1.5);                         // still empty: counted from when it emptied
+  CHECK(gate.copy_after(1.5, 0.2, 0.5) == doctest::Approx(relay_copy_after(0.5)));
+  gate.note(1, 1.6);  // a lease came: the master was not dry after all
+  gate.note(0, 1.7);
+  CHECK(gate.copy_after(1.8, 0.2, 0.5) < 0);
+  CHECK(gate.copy_after(2.1, 0.2, 0.5) == doctest::Approx(2.0));  // 4 block times, at least 1 s
+  // No round trip measured yet: a second; unknown block time: no copies.
+  RelayCopyGate fresh;
+  fresh.note(0, 0.0);
+  CHECK(fresh.copy_after(0.9, 0, 0.5) < 0);
+  CHECK(fresh.copy_after(1.0, 0, 0.5) == doctest::Approx(2.0));
+  CHECK(fresh.copy_after(1.0, 0, 0) < 0);
+}
+
 TEST_CASE("relay queue: its sums follow every change to its workers (joins, leaves, hand-outs, results, clears)") {
   // The queue keeps its site's threads, capacity and idle threads as running sums; here they are
   // checked against what the workers' own numbers say after each step of a random run.
