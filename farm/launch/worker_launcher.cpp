@@ -154,7 +154,10 @@ bool WorkerLauncher::check() {
       continue;
     }
     if (!code) {
-      any_running = any_running || !l.relay;  // a relay alone renders nothing
+      // A relay alone renders nothing, nor do workers whose relay ended: they pin its key and
+      // address, so they cannot reach the master, and only wait to give up (60 s later).
+      const bool cut_off = l.via >= 0 && m_launches[l.via].ended;
+      any_running = any_running || (!l.relay && !cut_off);
       continue;
     }
     l.ended = true;

@@ -60,7 +60,7 @@ class WorkerLauncher {
   void worker_changed(const std::string& name, bool joined);
   // Reports every launch that ended since the last call, once, and takes in what the relays
   // said of their site workers. Returns false when no worker is left running (a relay alone
-  // renders nothing): nobody will render the job.
+  // renders nothing, nor do workers whose relay ended): nobody will render the job.
   bool check();
   // Workers of this job in it now (joined the master or a relay, and not gone): they render on
   // even when their launch process has ended (a Slurm step whose srun is gone while a task still
