@@ -49,7 +49,8 @@ void add_relay_command(CLI::App& app, RelayCommandOptions& ro) {
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)")
       ->transform(in_range(0.0, 1e9));
   cmd->add_flag("--launched", ro.launched,
-                "Started by `farm render --hosts` for a site: keys on standard input, which stays open as a lifeline")
+                "Started by `farm render --hosts` for a site, or --slurm-relay: keys on standard input, which stays open as a "
+                "lifeline")
       ->group("");
 }
 
