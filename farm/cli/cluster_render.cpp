@@ -113,7 +113,8 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     return k_exit_bad_input;
   }
   // Keys for this job only: the master's pair (or the user's --key), one pair per host (one for
-  // all Slurm tasks) and one per site's relay; --allow adds the keys of workers started by hand.
+  // all Slurm tasks) and one per site's relay (or the allocation's); --allow adds the keys of
+  // workers started by hand.
   security::CurveKeyPair master_keys;
   std::set<std::string> also_allowed;
   try {
@@ -132,13 +133,17 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     if (stop->load()) break;
     r.key = security::generate_key_pair();
   }
+  std::optional<security::CurveKeyPair> slurm_relay;
+  if (o.slurm_relay) slurm_relay = security::generate_key_pair();
 
   MasterOptions m = o.master;
   m.bind = "tcp://*:*";
   m.curve = security::CurveServer{master_keys.secret_key, also_allowed};
-  // The site workers' keys too: a site whose relay fails connects straight to the master.
+  // The workers' keys too, those behind a relay included: a site whose relay fails (or an
+  // allocation's) connects straight to the master.
   for (const auto& k : worker_keys) m.curve->allowed.insert(k.public_key);
   for (const SiteRelay& r : relays) m.curve->allowed.insert(r.key.public_key);
+  if (slurm_relay) m.curve->allowed.insert(slurm_relay->public_key);
   m.stop = stop;
 
   WorkerLauncher launcher(o.join_timeout);
@@ -158,7 +163,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     spdlog::info("workers connect to {} ({})", advertised, a->reason);
     LaunchTarget target{advertised, master_keys.public_key, self_exe};
     if (o.slurm)
-      launcher.start_slurm(target, worker_keys.front(), slurm_tasks, slurm_cpus);
+      launcher.start_slurm(target, worker_keys.front(), slurm_tasks, slurm_cpus, slurm_relay, stop);
     else
       launcher.start_ssh(hosts, ssh_words(o.ssh_command), target, worker_keys, relays, stop);
   };
@@ -183,7 +188,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   launcher.stop_all();
   spdlog::info("{}", launcher.progress());
   if (std::string fates = launcher.summary(); !fates.empty())
-    spdlog::info("what became of each host{}:\n{}", relays.empty() ? "" : " and relay", fates);
+    spdlog::info("what became of each host{}:\n{}", relays.empty() && !slurm_relay ? "" : " and relay", fates);
   return ssh_unusable ? k_exit_bad_input : exit_code(status);
 }
 

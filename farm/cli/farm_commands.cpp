@@ -194,13 +194,18 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
                   "(default ssh)");
   cmd->add_option("--join-timeout", o.join_timeout,
                   "With --hosts: a host whose worker has not joined this many seconds after the hosts were started is "
-                  "reported and its ssh ended (default 60)")
+                  "reported and its ssh ended; also how long a relay (a site's, --slurm-relay's) may take to say where "
+                  "it listens (default 60)")
       ->transform(in_range(0.1, 86400.0));
   cmd->add_option("--advertise", o.advertise,
                   "The address of this machine the workers connect to (default: the one that routes to the first host)");
   CLI::Option* slurm = cmd->add_flag("--slurm", o.slurm,
                                      "Inside a Slurm allocation (salloc/sbatch): start the workers with srun on its tasks");
   hosts->excludes(slurm);
+  cmd->add_flag("--slurm-relay", o.slurm_relay,
+                "With --slurm: start a relay on the allocation's first node and the workers against it (for a master "
+                "outside the allocation, across a slow link)")
+      ->needs(slurm);
   cmd->add_option("--key", o.key_path,
                   "With --hosts/--slurm: the master's own key pair instead of one made for the job");
   cmd->add_option("--allow", o.allow_path,

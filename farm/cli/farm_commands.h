@@ -19,6 +19,7 @@ struct RenderCommandOptions {
   std::string ssh_command = "ssh";
   std::string advertise;      // the address workers connect to; empty = chosen automatically
   bool slurm = false;         // --slurm: srun over the current allocation
+  bool slurm_relay = false;   // --slurm-relay: the tasks go through a relay on its first node
   double join_timeout = 60;   // --join-timeout: an ssh whose worker has not joined by then is ended
   // --key, --allow (with --hosts/--slurm): the master's own key pair instead of one made for the
   // job, and more workers' public keys that may join.

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "base/limits.h"
 #include "cli/exit_codes.h"
@@ -47,17 +49,30 @@ void add_relay_command(CLI::App& app, RelayCommandOptions& ro) {
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)")
       ->transform(in_range(0.0, 1e9));
   cmd->add_flag("--launched", ro.launched,
-                "Started by `farm render --hosts` for a site: keys on standard input, which stays open as a lifeline")
+                "Started by `farm render --hosts` for a site, or --slurm-relay: keys on standard input, which stays open as a "
+                "lifeline")
       ->group("");
 }
 
 namespace {
 
-// One line for the launcher on standard output, whole and at once: the log shares that output.
+// Lines for the launcher on standard output, whole and at once: the log shares that output.
 void tell_launcher(const std::string& line) {
   spdlog::default_logger()->flush();
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
+}
+
+// "farm-relay-host NAME\n" for the launcher: one that did not choose the host (srun places a
+// Slurm step) points the workers at NAME. The OS's host name, not Slurm's NodeName: that is what
+// resolvers know (a NodeName may be a label only Slurm uses). "" if there is none.
+std::string host_line() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) {
+    spdlog::error("cannot tell the launcher this host's name: {}", std::strerror(errno));
+    return "";
+  }
+  return k_relay_host + std::string(name) + "\n";
 }
 
 // `--launched`: the keys come from standard input (the relay's pair, the master's public key,
@@ -79,7 +94,8 @@ RunStatus launched_relay(const RelayCommandOptions& ro, RelayOptions& o) {
   o.site_curve = security::CurveServer{keys.upstream.secret_key, std::move(keys.allowed)};
   o.upstream_curve = std::move(keys.upstream);
   o.lifeline_fd = STDIN_FILENO;
-  o.on_bound = [](const std::string& endpoint) { tell_launcher(k_relay_bound + endpoint); };
+  // The host first, in the same write: the launcher makes the workers' endpoint of both.
+  o.on_bound = [](const std::string& endpoint) { tell_launcher(host_line() + k_relay_bound + endpoint); };
   o.on_site_worker_change = [](const std::string& name, bool joined) {
     tell_launcher((joined ? k_relay_site_worker_joined : k_relay_site_worker_left) + name);
   };

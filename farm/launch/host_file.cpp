@@ -26,15 +26,14 @@ std::string shown(const std::string& s) {
   return s.substr(0, k_max_shown_chars) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
-namespace {
-
-// Characters a host or user name may hold: nothing a remote shell or ssh would interpret.
 bool plain_name(const std::string& s) {
   if (s.empty() || s.size() > 255 || s[0] == '-') return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) return false;
   return true;
 }
+
+namespace {
 
 bool plain_path(const std::string& s) {
   if (s.empty() || s.size() > 4096) return false;

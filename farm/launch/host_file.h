@@ -25,6 +25,10 @@ constexpr size_t k_max_shown_chars = 64;
 // A site name is a relay's name at the master and a word on a remote command line: short and plain.
 constexpr size_t k_max_site_name_chars = 64;
 
+// Whether `s` is a plain host or user name: letters, digits, '.', '-', '_', at most 255, not
+// starting with '-': nothing a remote shell or ssh would interpret.
+bool plain_name(const std::string& s);
+
 // `s` as a message shows it: at most k_max_shown_chars, then "... (N bytes)".
 std::string shown(const std::string& s);
 

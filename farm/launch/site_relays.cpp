@@ -36,6 +36,13 @@ int bound_port(const std::string& line) {
   return p >= 1 && p <= 65535 ? p : 0;
 }
 
+std::string reported_host(const std::string& line) {
+  const std::string prefix = k_relay_host;
+  if (line.rfind(prefix, 0) != 0) return "";
+  const std::string name = line.substr(prefix.size());
+  return plain_name(name) ? name : "";
+}
+
 std::string relay_bind(const HostSpec& host) {
   // Port 0: any free one; the relay says which. "*" binds IPv4 only.
   return host.host.find(':') != std::string::npos ? "tcp://[::]:0" : "tcp://*:0";

@@ -14,11 +14,15 @@ namespace farm {
 
 // The lines a launched relay writes on its standard output for its launcher, one each, flushed
 // (its log lines share that output and never start so):
+//   farm-relay-host NAME                      the host it runs on (its host name), just before:
 //   farm-relay-bound tcp://0.0.0.0:PORT       its site socket is bound (the resolved endpoint)
 //   farm-relay-site-worker joined NAME        a site worker joined it
 //   farm-relay-site-worker left NAME          a site worker was forgotten (silent)
-// The master sees only the relay; the site's workers reach the launcher this way.
+// The master sees only the relay; the site's workers reach the launcher this way. A launcher that
+// knows the host (a host file's line) ignores the host line; one that does not (a Slurm step,
+// placed by srun) points the workers at it.
 inline constexpr char k_relay_line_marker[] = "farm-relay-";
+inline constexpr char k_relay_host[] = "farm-relay-host ";
 inline constexpr char k_relay_bound[] = "farm-relay-bound ";
 inline constexpr char k_relay_site_worker_joined[] = "farm-relay-site-worker joined ";
 inline constexpr char k_relay_site_worker_left[] = "farm-relay-site-worker left ";
@@ -35,6 +39,10 @@ std::vector<Site> sites_of(const std::vector<HostSpec>& hosts, const std::string
 
 // The port of a "farm-relay-bound tcp://ADDRESS:PORT" line, 0 if the line is not one.
 int bound_port(const std::string& line);
+
+// The host of a "farm-relay-host NAME" line; "" if the line is not one, or NAME is not a plain
+// host name (host_file.h: a worker's --connect carries it).
+std::string reported_host(const std::string& line);
 
 // What the relay binds on `host`: every IPv4 address, and every IPv6 one for a host written as
 // an IPv6 address (the site's workers reach it at that address).

@@ -87,22 +87,36 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
 }
 
 void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::CurveKeyPair& key, int tasks,
-                                 int cpus_per_task) {
+                                 int cpus_per_task, const std::optional<security::CurveKeyPair>& relay,
+                                 const std::atomic<bool>* stop) {
   m_slurm = true;
+  const std::string job = std::string("slurm job ") + (std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "?");
+  int via = -1;
+  if (relay) {
+    start_slurm_relay(target, key.public_key, *relay, job);
+    wait_for_relays(stop);
+    if (stop && stop->load()) return;  // no worker step; stop_all ends the relay's
+    if (m_launches.back().reason.empty() && !m_launches.back().endpoint.empty())
+      via = static_cast<int>(m_launches.size() - 1);
+  }
+  // The tasks pin the relay's key when they go through it, else the master's.
+  const std::string endpoint = via >= 0 ? m_launches[via].endpoint : target.endpoint;
+  const std::string server_key = via >= 0 ? m_launches[via].public_key : target.master_key;
   // --input=all: every task reads the keys; -K0: a worker that fails does not end the step.
   std::vector<std::string> argv = {"srun", "--input=all", "--kill-on-bad-exit=0"};
   if (tasks > 0) argv.push_back("--ntasks=" + std::to_string(tasks));
-  argv.insert(argv.end(), {target.self_exe, "worker", "--launched", "--once", "--connect", target.endpoint,
+  argv.insert(argv.end(), {target.self_exe, "worker", "--launched", "--once", "--connect", endpoint,
                            "--give-up-after", "60"});
   if (cpus_per_task > 0) argv.insert(argv.end(), {"--threads", std::to_string(cpus_per_task)});
-  security::CurveClient secrets{key.public_key, key.secret_key, target.master_key};
+  security::CurveClient secrets{key.public_key, key.secret_key, server_key};
   Launch l;
-  l.label = std::string("slurm job ") + (std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "?");
+  l.label = job;
+  l.via = via;
   l.started = std::chrono::steady_clock::now();
   l.process = std::make_unique<ChildProcess>(argv, security::format_launch_secrets(secrets), l.label);
   m_workers = tasks;
-  spdlog::info("slurm: started {} worker task(s) with srun in {}", tasks > 0 ? std::to_string(tasks) : "the allocation's",
-               l.label);
+  spdlog::info("slurm: started {} worker task(s) with srun in {}{}", tasks > 0 ? std::to_string(tasks) : "the allocation's",
+               l.label, via >= 0 ? ", through its relay at " + endpoint : std::string());
   m_launches.push_back(std::move(l));
 }
 
@@ -154,7 +168,10 @@ bool WorkerLauncher::check() {
       continue;
     }
     if (!code) {
-      any_running = any_running || !l.relay;  // a relay alone renders nothing
+      // A relay alone renders nothing, nor do workers whose relay ended: they pin its key and
+      // address, so they cannot reach the master, and only wait to give up (60 s later).
+      const bool cut_off = l.via >= 0 && m_launches[l.via].ended;
+      any_running = any_running || (!l.relay && !cut_off);
       continue;
     }
     l.ended = true;
@@ -167,7 +184,7 @@ bool WorkerLauncher::check() {
     if (*code != 0) {
       l.reason = reason_for(l, *code);
       spdlog::error("{} {}: {}; {}", l.relay ? "the" : "host", l.label, l.reason,
-                    l.relay ? "its site's workers are cut off from the job" : "the render goes on with the others");
+                    l.relay ? its_workers() + " are cut off from the job" : "the render goes on with the others");
     }
   }
   if (site_changed) spdlog::info("{}", progress());
@@ -194,38 +211,50 @@ std::string WorkerLauncher::failures() const {
   return out;
 }
 
+std::string WorkerLauncher::its_workers() const { return m_slurm ? "its worker tasks" : "its site's workers"; }
+
+std::string WorkerLauncher::route_of(const Launch& l) const {
+  if (m_slurm) {
+    if (l.via >= 0) return " (through the allocation's relay)";
+    return m_relays ? " (straight to the master: the allocation's relay failed)" : "";
+  }
+  if (l.via >= 0) return " (through the relay of site " + l.site + ")";
+  return l.site.empty() ? "" : " (straight to the master: its site's relay failed)";
+}
+
 std::string WorkerLauncher::fate_of(const Launch& l) const {
   if (!l.reason.empty()) return "failed: " + l.reason;
-  if (m_slurm)
-    return l.ended ? "the srun step ended (exit " + std::to_string(l.exit_code) + ")" : "the srun step ran to the end";
+  if (m_slurm && !l.relay)
+    return (l.ended ? "the srun step ended (exit " + std::to_string(l.exit_code) + ")" : "the srun step ran to the end") +
+           route_of(l);
   auto it = m_joined.find(l.name);
   const bool present = (it != m_joined.end() && it->second > 0) || m_finished.count(l.name);
   if (l.relay) {
     // Interrupted before it said where it listens: its site's workers were not started.
     if (l.endpoint.empty()) return "it had not said where it listens when the job ended";
-    const std::string where =
-        "listened on " + l.endpoint + ", " + std::to_string(l.seen.size()) + " site worker(s) joined it; ";
+    const std::string where = "listened on " + l.endpoint + ", " + std::to_string(l.seen.size()) +
+                              (m_slurm ? " worker task(s)" : " site worker(s)") + " joined it; ";
     if (l.joined)
       return where + (present ? "joined the job, in it to the end" : "joined the job, then lost during the render");
     return where + (l.ended ? "it ended (exit " + std::to_string(l.exit_code) + ") before joining the job"
                             : "never joined the job (it joins once a site worker reaches it)");
   }
-  const std::string route = l.via >= 0        ? " (through the relay of site " + l.site + ")"
-                            : !l.site.empty() ? " (straight to the master: its site's relay failed)"
-                                              : "";
   if (!l.joined)
     return (l.ended ? "its ssh ended (exit " + std::to_string(l.exit_code) + ") before its worker joined"
                     : "its worker had not joined when the job ended") +
-           route;
-  return (present ? "joined, in the job to the end" : "joined, then lost during the render") + route;
+           route_of(l);
+  return (present ? "joined, in the job to the end" : "joined, then lost during the render") + route_of(l);
 }
 
 std::string WorkerLauncher::summary() const {
   std::string out;
   for (const Launch& l : m_launches) out += "  " + l.label + ": " + fate_of(l) + "\n";
+  // Slurm tasks and workers started by hand (m_finished: Slurm tasks whose relay saw the job through).
   for (const auto& [name, n] : m_joined)
     if (!m_launch_of.count(name))
-      out += "  worker " + name + ": " + (n > 0 ? "joined, in the job to the end" : "joined, then lost during the render") + "\n";
+      out += "  worker " + name + ": " +
+             (n > 0 || m_finished.count(name) ? "joined, in the job to the end" : "joined, then lost during the render") +
+             "\n";
   return out;
 }
 

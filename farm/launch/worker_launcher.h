@@ -5,13 +5,14 @@
 // the reason (ssh error, missing binary, refused version), and the job goes on with the others.
 // Hosts of a site (`site=NAME`) go through a relay started on the site's first host
 // (launch/site_relays.h, worker_launcher_relays.cpp); a site whose relay fails connects straight
-// to the master.
+// to the master. A Slurm allocation may have one relay too (--slurm-relay), on its first node.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,13 +55,20 @@ class WorkerLauncher {
                  const std::atomic<bool>* stop = nullptr);
   // One srun step with a task per allocated task (inside salloc/sbatch); all tasks share `key`.
   // `tasks` and `cpus_per_task`: SLURM_NTASKS and SLURM_CPUS_PER_TASK, checked (0 = unset).
-  void start_slurm(const LaunchTarget& target, const security::CurveKeyPair& key, int tasks, int cpus_per_task);
+  // With `relay` (the relay's key pair, which the master allows): first a one-task step on the
+  // allocation's first node running a relay that admits `key`, then the wait (--join-timeout at
+  // most, less on `stop`) for it to say on which host and port it listens; the worker step
+  // connects to it, or to the master if it failed (reported once). Interrupted while waiting: no
+  // worker step.
+  void start_slurm(const LaunchTarget& target, const security::CurveKeyPair& key, int tasks, int cpus_per_task,
+                   const std::optional<security::CurveKeyPair>& relay = std::nullopt,
+                   const std::atomic<bool>* stop = nullptr);
 
   // The master saw a worker (or a relay) of this name join or go away (for the progress counts).
   void worker_changed(const std::string& name, bool joined);
   // Reports every launch that ended since the last call, once, and takes in what the relays
   // said of their site workers. Returns false when no worker is left running (a relay alone
-  // renders nothing): nobody will render the job.
+  // renders nothing, nor do workers whose relay ended): nobody will render the job.
   bool check();
   // Workers of this job in it now (joined the master or a relay, and not gone): they render on
   // even when their launch process has ended (a Slurm step whose srun is gone while a task still
@@ -89,7 +97,7 @@ class WorkerLauncher {
     bool joined = false;            // its worker (or relay) joined the job at some time
     bool relay = false;             // a site's relay, not a worker
     std::string site;               // a relay's site, or the site of a worker that goes through a relay
-    HostSpec host;                  // a relay: its host
+    HostSpec host;                  // a relay: its host (a Slurm step's: the one it reports)
     std::string public_key;         // a relay: its public key, pinned by its site's workers
     std::string endpoint;           // a relay: where its site's workers reach it, once it said so
     int via = -1;                   // a worker: its relay's launch, -1 = straight to the master
@@ -106,6 +114,9 @@ class WorkerLauncher {
   void start_relays(const std::vector<HostSpec>& hosts, const std::vector<std::string>& ssh, const LaunchTarget& target,
                     const std::vector<security::CurveKeyPair>& keys, const std::vector<SiteRelay>& relays,
                     const std::set<std::string>& worker_names);
+  // The Slurm allocation's relay step (--slurm-relay), admitting the tasks' key `worker_key`.
+  void start_slurm_relay(const LaunchTarget& target, const std::string& worker_key,
+                         const security::CurveKeyPair& relay, const std::string& job);
   void wait_for_relays(const std::atomic<bool>* stop);
   void fail_relay(Launch& l, const std::string& reason);
   // What the relay of launch `r` said since the last call: where it listens, site workers
@@ -116,18 +127,22 @@ class WorkerLauncher {
   // Launch of the relay of site `site`, if it listens; -1 otherwise.
   int relay_of(const std::string& site) const;
 
+  // "its site's workers", or a Slurm relay's "its worker tasks" (in messages).
+  std::string its_workers() const;
+  // How a worker launch reaches the job: " (through the relay of site lab)", "" for the master.
+  std::string route_of(const Launch& l) const;
   std::string reason_for(const Launch& l, int code) const;
   void give_up_on_silent(Launch& l);
   std::string fate_of(const Launch& l) const;
   std::vector<Launch> m_launches;
-  std::map<std::string, size_t> m_launch_of;  // worker or relay name -> its launch (ssh only)
+  std::map<std::string, size_t> m_launch_of;  // worker (ssh only) or relay name -> its launch
   double m_join_timeout;
   std::map<std::string, int> m_joined;  // worker (or relay) name -> times it is in the job (0 = left)
   std::set<std::string> m_relay_names;  // the relays' names at the master: not workers
   std::set<std::string> m_finished;     // site workers whose relay ended cleanly with the job
   int m_lost = 0;
   int m_workers = 0;  // workers started: one per host, or the allocation's tasks
-  int m_relays = 0;   // relays started, one per site
+  int m_relays = 0;   // relays started, one per site (or the Slurm allocation's)
   bool m_slurm = false;
 };
 

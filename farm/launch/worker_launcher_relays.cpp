@@ -1,6 +1,6 @@
 // WorkerLauncher's relays (worker_launcher.h): one `farm relay --launched` per site on the site's
-// first host, the wait for each to say where it listens, and what they say of their site's
-// workers afterwards (the master sees only the relay).
+// first host, or one srun step on a Slurm allocation's first node; the wait for each to say where
+// it listens, and what they say of their site's workers afterwards (the master sees only the relay).
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -43,6 +43,31 @@ void WorkerLauncher::start_relays(const std::vector<HostSpec>& hosts, const std:
   m_relays = static_cast<int>(relays.size());
 }
 
+void WorkerLauncher::start_slurm_relay(const LaunchTarget& target, const std::string& worker_key,
+                                       const security::CurveKeyPair& relay, const std::string& job) {
+  Launch l;
+  l.relay = true;
+  l.label = "relay of " + job;
+  l.name = "slurm";  // the tasks' names are HOST-PID: never this
+  l.public_key = relay.public_key;
+  l.started = std::chrono::steady_clock::now();
+  // --relative=0: the allocation's first node, with no node name to look up (-w would need
+  // `scontrol show hostnames`); srun chooses, so the relay reports the host it runs on.
+  // --overlap: it shares that node's CPUs with the worker step; without it the worker step,
+  // asking for every task of the allocation, would wait for the relay's CPU forever.
+  // --input=all and -K0 as for the worker step.
+  const std::vector<std::string> argv = {
+      "srun", "--ntasks=1", "--nodes=1", "--relative=0", "--overlap", "--input=all", "--kill-on-bad-exit=0",
+      target.self_exe, "relay", "--launched", "--once", "--connect", target.endpoint, "--bind", relay_bind(HostSpec{}),
+      "--name", l.name, "--give-up-after", "60"};
+  // All tasks share one key pair: the relay admits that one key.
+  security::RelayLaunchSecrets secrets{{relay.public_key, relay.secret_key, target.master_key}, {worker_key}};
+  m_relay_names.insert(l.name);
+  m_launch_of[l.name] = m_launches.size();
+  m_relays = 1;
+  start_launch(std::move(l), argv, security::format_relay_launch_secrets(secrets), k_relay_line_marker);
+}
+
 void WorkerLauncher::wait_for_relays(const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(m_join_timeout);
   for (;;) {
@@ -52,7 +77,7 @@ void WorkerLauncher::wait_for_relays(const std::atomic<bool>* stop) {
       if (!l.relay || l.ended || !l.endpoint.empty()) continue;
       read_relay_lines(i);
       if (!l.endpoint.empty()) {
-        spdlog::info("{}: listening, its site's workers connect to {}", l.label, l.endpoint);
+        spdlog::info("{}: listening, {} connect to {}", l.label, its_workers(), l.endpoint);
       } else if (std::optional<int> code = l.process->poll()) {
         read_relay_lines(i);  // it may have said so just before it ended
         if (l.endpoint.empty()) fail_relay(l, reason_for(l, *code));
@@ -67,7 +92,7 @@ void WorkerLauncher::wait_for_relays(const std::atomic<bool>* stop) {
         if (!l.relay || l.ended || !l.endpoint.empty()) continue;
         const std::vector<std::string> tail = l.process->stderr_tail();
         fail_relay(l, "it did not say where it listens within " + std::to_string(static_cast<int>(m_join_timeout)) +
-                          " s of starting ssh (--join-timeout): " +
+                          " s of starting " + (m_slurm ? "srun" : "ssh") + " (--join-timeout): " +
                           (tail.empty() ? std::string("(no message)") : tail.back()));
       }
       return;
@@ -85,7 +110,7 @@ void WorkerLauncher::fail_relay(Launch& l, const std::string& reason) {
   }
   l.ended = true;
   l.reason = reason;
-  spdlog::error("the {}: {}; its site's workers connect to the master directly", l.label, reason);
+  spdlog::error("the {}: {}; {} connect to the master directly", l.label, reason, its_workers());
 }
 
 bool WorkerLauncher::read_relay_lines(size_t r) {
@@ -93,8 +118,12 @@ bool WorkerLauncher::read_relay_lines(size_t r) {
   if (!l.process) return false;
   bool changed = false;
   for (const std::string& line : l.process->take_marked_lines()) {
-    if (const int port = bound_port(line)) {
-      if (l.endpoint.empty()) l.endpoint = relay_endpoint(l.host, port);
+    if (const std::string host = reported_host(line); !host.empty()) {
+      if (l.host.host.empty()) l.host.host = host;  // a Slurm step's node; a host file's name stands
+    } else if (const int port = bound_port(line)) {
+      // Without a host (it could not tell it) no endpoint: it is given up at --join-timeout,
+      // with its last message.
+      if (l.endpoint.empty() && !l.host.host.empty()) l.endpoint = relay_endpoint(l.host, port);
     } else if (line.rfind(k_relay_site_worker_joined, 0) == 0) {
       const std::string name = line.substr(sizeof k_relay_site_worker_joined - 1);
       l.members.insert(name);

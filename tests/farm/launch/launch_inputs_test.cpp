@@ -133,6 +133,16 @@ TEST_CASE(
   CHECK(what == "h.txt:2: site 'big' has 10001 hosts; one relay serves at most 10000: split it into several sites");
 }
 
+TEST_CASE("relay launch lines: the host a relay reports, only a plain host name") {
+  CHECK(farm::reported_host("farm-relay-host node17") == "node17");
+  CHECK(farm::reported_host("farm-relay-host node17.cluster.example") == "node17.cluster.example");
+  CHECK(farm::reported_host("farm-relay-host ") == "");
+  CHECK(farm::reported_host("farm-relay-host -oProxyCommand=x") == "");
+  CHECK(farm::reported_host("farm-relay-host a b") == "");
+  CHECK(farm::reported_host("farm-relay-host " + std::string(256, 'a')) == "");
+  CHECK(farm::reported_host("farm-relay-bound tcp://0.0.0.0:41234") == "");
+}
+
 TEST_CASE("relay launch lines: the bound port read from a relay's line, anything else is not one") {
   CHECK(farm::bound_port("farm-relay-bound tcp://0.0.0.0:41234") == 41234);
   CHECK(farm::bound_port("farm-relay-bound tcp://[::]:7") == 7);

@@ -273,7 +273,9 @@ int wait_exit(pid_t pid, double seconds) {
 
 }  // namespace
 
-TEST_CASE("farm relay --launched: keys on standard input, says where it listens, the end of standard input stops it") {
+TEST_CASE(
+    "farm relay --launched: keys on standard input, says its host and where it listens, the end of standard input "
+    "stops it") {
   Fixture f("launch_relay_lifeline", 2);
   using namespace farm::security;
   CurveKeyPair relay = generate_key_pair(), master = generate_key_pair(), worker = generate_key_pair();
@@ -289,6 +291,10 @@ TEST_CASE("farm relay --launched: keys on standard input, says where it listens,
     if (!bound) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK_MESSAGE(bound, read_text(log));
+  // Its host name just before: what a launcher that did not pick the host (srun) points workers at.
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  CHECK_MESSAGE(has(read_text(log), std::string("farm-relay-host ") + host + "\nfarm-relay-bound tcp://"), read_text(log));
   int status = 0;
   CHECK(::waitpid(pid, &status, WNOHANG) == 0);  // still running: nothing ended the lifeline
   ::close(lifeline);

@@ -360,4 +360,15 @@ TEST_CASE("farm render --slurm: a bad SLURM_CPUS_PER_TASK or SLURM_NTASKS is a u
   CHECK(read_text(f.path("tasks.log")).find("srun") == std::string::npos);
 }
 
+TEST_CASE("farm render --slurm-relay without --slurm is a usage error naming what it needs, before anything starts") {
+  Fixture f("launch_slurm_relay_alone", 2);
+  const std::string log = f.path("render.log");
+  CHECK(test_process::run({"/usr/bin/env", "SLURM_JOB_ID=1", k_farm, "render", f.scene, "-o", f.path("farm.png"),
+                           "--slurm-relay", "--no-journal"},
+                          log, 60) == 2);
+  CHECK_MESSAGE(read_text(log).find("--slurm-relay requires --slurm") != std::string::npos, read_text(log));
+  CHECK(read_text(log).find("srun") == std::string::npos);
+  CHECK_FALSE(fs::exists(f.path("farm.png")));
+}
+
 TEST_SUITE_END();

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -25,6 +27,13 @@ const std::string k_harness = test_paths::project("tools/cluster/slurm_node.py")
 std::string endpoint_in(const std::string& log) {
   std::smatch m;
   if (std::regex_search(log, m, std::regex("workers connect to (tcp://[0-9.]+:[0-9]+)"))) return m[1];
+  return "(none)";
+}
+
+// Where the tasks reach the relay of --slurm-relay: tcp://NODE:PORT.
+std::string relay_endpoint_in(const std::string& log) {
+  std::smatch m;
+  if (std::regex_search(log, m, std::regex("listening, its worker tasks connect to (tcp://[^ \n]+:[0-9]+)"))) return m[1];
   return "(none)";
 }
 
@@ -120,6 +129,97 @@ TEST_CASE("slurm: one worker task killed mid-render, the other renders the rest:
   CHECK(log.find("what became of each host:") != std::string::npos);
   CHECK(log.find("joined, then lost during the render") != std::string::npos);
   CHECK(launched_workers::none_left(endpoint + " ", 15));
+}
+
+TEST_CASE("slurm: salloc -n 2 farm render --slurm --slurm-relay goes through one relay, byte-identical, nothing left") {
+  Fixture f("slurm_relay", 2);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  const std::string out = f.path("farm.png");
+  CHECK(test_process::run({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", out, "--slurm", "--slurm-relay",
+                           "--no-journal"},
+                          f.path("render.log"), 180) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  const std::string log = read_text(f.path("render.log"));
+  INFO(log);
+  // The relay says where it runs (srun chose the node), and the tasks connect there, not to the master.
+  const std::string relay = relay_endpoint_in(log);
+  CHECK(std::regex_search(log, std::regex("(^|\n)\\[relay of slurm job [0-9]+\\] farm-relay-host [^\n]+\n")));
+  CHECK(log.find("slurm: started 2 worker task(s) with srun in slurm job") != std::string::npos);
+  CHECK(log.find(", through its relay at " + relay) != std::string::npos);
+  CHECK(std::regex_search(log, std::regex("info: relay [0-9]+ 'slurm' joined for a site of")));
+  CHECK(log.find("slurm: 2 tasks, 1 relay, 1 joined") != std::string::npos);  // joined the relay, told by it
+  CHECK(log.find("info: worker ") == std::string::npos);  // the master saw no task itself
+  CHECK(std::regex_search(log, std::regex("  relay of slurm job [0-9]+: listened on " + relay + ", [12] worker task")));
+  CHECK(log.find("the srun step ran to the end (through the allocation's relay)") != std::string::npos);
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));  // the relay
+  CHECK(launched_workers::none_left(relay + " ", 15));              // the tasks
+}
+
+TEST_CASE("slurm: a --slurm-relay whose step fails is reported once and the tasks render straight to the master") {
+  Fixture f("slurm_relay_fails", 2);
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  // An srun first in PATH that refuses the relay's step, as a node without room for it would,
+  // and passes every other step to the real srun.
+  const fs::path bin = f.dir / "bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "srun") << "#!/bin/sh\ncase \" $* \" in *\" relay --launched \"*)\n"
+                              << "  echo 'srun: error: no relay step today' >&2; exit 1;;\nesac\n"
+                              << "exec /usr/bin/srun \"$@\"\n";
+  fs::permissions(bin / "srun", fs::perms::owner_all);
+  const std::string path = "PATH=" + bin.string() + ":" + std::getenv("PATH");
+  const std::string out = f.path("farm.png");
+  CHECK(test_process::run({"/usr/bin/salloc", "-n", "2", "/usr/bin/env", path, k_farm, "render", f.scene, "-o", out,
+                           "--slurm", "--slurm-relay", "--no-journal"},
+                          f.path("render.log"), 180) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  const std::string log = read_text(f.path("render.log"));
+  INFO(log);
+  CHECK(std::regex_search(log, std::regex("error: the relay of slurm job [0-9]+: the relay exited with code 1: srun: "
+                                          "error: no relay step today; its worker tasks connect to the master directly")));
+  CHECK(log.find("through its relay") == std::string::npos);
+  CHECK(std::regex_search(log, std::regex("info: worker [0-9]+ '[^']+' joined")));  // the master's own
+  CHECK(log.find("the srun step ran to the end (straight to the master: the allocation's relay failed)") !=
+        std::string::npos);
+  CHECK(launched_workers::none_left(endpoint_in(log) + " ", 15));
+}
+
+TEST_CASE("slurm: the --slurm-relay killed mid-render ends the command at once with exit 1, nothing left running") {
+  Fixture f("slurm_relay_dies", 3000);  // ~6 s on one thread: the kill lands mid-render
+  SlurmNode slurm(f.dir);
+  if (!slurm.up) {
+    MESSAGE("skipped: a Slurm node cannot run here: " << slurm.why_not);
+    return;
+  }
+  test_process::Child render({"/usr/bin/salloc", "-n", "2", k_farm, "render", f.scene, "-o", f.path("farm.png"),
+                              "--slurm", "--slurm-relay", "--no-journal"},
+                             f.path("render.log"));
+  REQUIRE(render.wait_for_log("2 joined", 60));
+  const std::string master = endpoint_in(render.log()), relay = relay_endpoint_in(render.log());
+  std::string found;
+  // Only the relay has the master's address on its command line; the tasks have the relay's.
+  REQUIRE(launched_workers::count(master + " ", &found) == 1);
+  CHECK(launched_workers::count(relay + " ") == 2);
+  const auto killed = std::chrono::steady_clock::now();
+  REQUIRE(::kill(std::stoi(found.substr(0, found.find(':'))), SIGKILL) == 0);
+  // The tasks pin the relay's key: nobody is left to render, and the master says so at once
+  // instead of waiting the minute the tasks take to give up on their relay.
+  CHECK(render.wait(60) == 1);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count() < 30);
+  const std::string log = render.log();
+  INFO(log);
+  CHECK(log.find("its worker tasks are cut off from the job") != std::string::npos);
+  CHECK(log.find("no host is running a worker any more") != std::string::npos);
+  CHECK_FALSE(fs::exists(f.path("farm.png")));
+  CHECK(launched_workers::none_left(master + " ", 15));
+  CHECK(launched_workers::none_left(relay + " ", 15));
 }
 
 TEST_CASE("slurm: a Blender scene through salloc -n 2 farm render --slurm is byte-identical to farm single of it") {
