@@ -113,18 +113,23 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   l.label = job;
   l.via = via;
   l.started = std::chrono::steady_clock::now();
-  l.process = std::make_unique<ChildProcess>(argv, security::format_launch_secrets(secrets), l.label);
   m_workers = tasks;
-  spdlog::info("slurm: started {} worker task(s) with srun in {}{}", tasks > 0 ? std::to_string(tasks) : "the allocation's",
-               l.label, via >= 0 ? ", through its relay at " + endpoint : std::string());
-  m_launches.push_back(std::move(l));
+  // Through start_launch: an srun that cannot be run is reported as a failed launch (the master
+  // then ends the job: no worker is running), not thrown out of the master's bound callback.
+  start_launch(std::move(l), argv, security::format_launch_secrets(secrets));
+  if (m_launches.back().process)
+    spdlog::info("slurm: started {} worker task(s) with srun in {}{}",
+                 tasks > 0 ? std::to_string(tasks) : "the allocation's", job,
+                 via >= 0 ? ", through its relay at " + endpoint : std::string());
 }
 
 std::string WorkerLauncher::reason_for(const Launch& l, int code) const {
   const std::vector<std::string> tail = l.process ? l.process->stderr_tail() : std::vector<std::string>{};
   const std::string last = tail.empty() ? "(no message)" : tail.back();
   if (!m_slurm && code == 255) return "ssh failed: " + last;
-  if (code == 127) return "the farm binary was not found there (set farm=PATH in the host file): " + last;
+  if (code == 127)
+    return std::string("the farm binary was not found there (") +
+           (m_slurm ? "the nodes run it at this machine's path" : "set farm=PATH in the host file") + "): " + last;
   if (code == 2) return "refused (another farm version, or bad keys): " + last;
   return std::string(l.relay ? "the relay" : "its worker") + " exited with code " + std::to_string(code) + ": " + last;
 }

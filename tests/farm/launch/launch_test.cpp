@@ -371,4 +371,19 @@ TEST_CASE("farm render --slurm-relay without --slurm is a usage error naming wha
   CHECK_FALSE(fs::exists(f.path("farm.png")));
 }
 
+TEST_CASE("farm render --slurm: an srun that cannot be run is reported as a failed launch and the job ends (exit 1)") {
+  Fixture f("launch_slurm_no_srun", 2);
+  const std::string log = f.path("render.log");
+  const std::string empty_path = f.path("no_bin");
+  fs::create_directories(empty_path);
+  CHECK(test_process::run({"/usr/bin/env", "SLURM_JOB_ID=1", "PATH=" + empty_path, k_farm, "render", f.scene, "-o",
+                           f.path("farm.png"), "--slurm", "--no-journal"},
+                          log, 60) == 1);
+  const std::string text = read_text(log);
+  CHECK_MESSAGE(text.find("slurm job 1: cannot start: cannot run 'srun'") != std::string::npos, text);
+  CHECK(text.find("slurm: started") == std::string::npos);  // nothing claims tasks were started
+  CHECK(text.find("no host is running a worker") != std::string::npos);
+  CHECK_FALSE(fs::exists(f.path("farm.png")));
+}
+
 TEST_SUITE_END();
