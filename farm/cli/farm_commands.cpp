@@ -164,6 +164,9 @@ void add_worker_command(CLI::App& app, WorkerCommandOptions& wo) {
   cmd->add_flag("--launched", o.launched,
                 "Started by `farm render --hosts/--slurm`: keys on standard input, which stays open as a lifeline")
       ->group("");
+  // Set by `farm render` for a worker behind a relay (its launch secrets carry the master's key).
+  cmd->add_option("--fallback", o.fallback, "With --launched: the master to join if the relay goes silent")
+      ->group("");
   cmd->add_flag("--null-render", o.null_render, "Return black blocks at once (benchmarks of farm overhead)")->group("");
   cmd->add_option("--hang-after", o.hang_after, "Hang the render thread on the block after N until cancelled (testing)")
       ->group("");
@@ -238,6 +241,11 @@ int run_master_command(const MasterCommandOptions& o) {
 
 int run_worker_command(const WorkerCommandOptions& o) {
   WorkerOptions copy = o.worker;
+  if (!copy.fallback.empty() && !copy.launched) {
+    // Its key comes with the launch secrets; a worker started by hand has none to pin.
+    spdlog::error("--fallback is for a worker that `farm render` launched behind a relay (--launched)");
+    return k_exit_bad_input;
+  }
   if (!copy.launched) {
     try {
       copy.curve = worker_socket_keys(copy.connect, o.key_path, o.master_key_path, copy.insecure);

@@ -9,9 +9,10 @@
 
 namespace farm::security {
 
-std::string format_launch_secrets(const CurveClient& k) {
+std::string format_launch_secrets(const CurveClient& k, const std::string& fallback_key) {
   return "farm-launch-secrets 1\nworker-public-key " + k.public_key + "\nworker-secret-key " + k.secret_key +
-         "\nmaster-public-key " + k.server_key + "\nend\n";
+         "\nmaster-public-key " + k.server_key + "\n" +
+         (fallback_key.empty() ? std::string() : "fallback-public-key " + fallback_key + "\n") + "end\n";
 }
 
 std::string format_relay_launch_secrets(const RelayLaunchSecrets& k) {
@@ -78,17 +79,24 @@ class SecretsLines {
 
 }  // namespace
 
-CurveClient read_launch_secrets(int fd) {
-  CurveClient k;
-  SecretsLines lines(fd, "5 lines", "worker");
+WorkerLaunchSecrets read_launch_secrets(int fd) {
+  WorkerLaunchSecrets s;
+  CurveClient& k = s.keys;
+  SecretsLines lines(fd, "5 or 6 lines", "worker");
   if (lines.next() != "farm-launch-secrets 1")
     throw KeyFileError("standard input does not start with 'farm-launch-secrets 1' (was this worker launched by a "
                        "farm master over ssh or srun?)");
   k.public_key = lines.key("worker-public-key");
   k.secret_key = lines.key("worker-secret-key");
   k.server_key = lines.key("master-public-key");
-  if (lines.next() != "end") throw KeyFileError("launch secrets on standard input, line 5: expected 'end'");
-  return k;
+  std::string line = lines.next();
+  if (line.rfind("fallback-public-key ", 0) == 0) {
+    s.fallback_key = SecretsLines::key_of(line, "fallback-public-key");
+    if (s.fallback_key.empty()) throw lines.error("expected 'fallback-public-key <40 Z85 characters>'");
+    line = lines.next();
+  }
+  if (line != "end") throw lines.error("expected 'end'");
+  return s;
 }
 
 RelayLaunchSecrets read_relay_launch_secrets(int fd) {

@@ -6,7 +6,12 @@
 //   worker-public-key <40 Z85 chars>
 //   worker-secret-key <40 Z85 chars>
 //   master-public-key <40 Z85 chars>
+//   fallback-public-key <40 Z85 chars>     (only for a worker behind a relay: the master's key)
 //   end
+//
+// A worker behind a relay (a site's, --slurm-relay's) pins the relay's key as "master" and the
+// master's as "fallback": if its relay dies it joins the master directly (`farm worker
+// --fallback ENDPOINT`).
 //
 // A relay's (one participant for a site, docs/relays.md): its own pair, used towards the master
 // and towards its site's workers as `farm relay --key` does, the master's public key, and one
@@ -36,12 +41,18 @@ namespace farm::security {
 // keeps the whole text (57 bytes a key) within one pipe of the launcher (launch/child_process.h).
 constexpr size_t k_max_relay_allowed_keys = 10000;
 
-std::string format_launch_secrets(const CurveClient& keys);
+// `fallback_key`: the master's public key for a worker behind a relay; "" for none.
+std::string format_launch_secrets(const CurveClient& keys, const std::string& fallback_key = "");
+
+struct WorkerLaunchSecrets {
+  CurveClient keys;          // the worker's pair, and the key of what it connects to (pinned)
+  std::string fallback_key;  // the master's public key behind a relay, else ""
+};
 
 // Reads the block from `fd` up to and including the "end" line (not a byte further, so the
 // lifeline is untouched). Throws KeyFileError naming the line that is wrong, or saying that
 // the input ended early.
-CurveClient read_launch_secrets(int fd);
+WorkerLaunchSecrets read_launch_secrets(int fd);
 
 struct RelayLaunchSecrets {
   CurveClient upstream;           // the relay's own pair, and the master's public key (pinned)

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <utility>
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
@@ -39,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 class Worker {
  public:
   // `curve`: CURVE keys for every (re)connect; empty = plaintext (loopback or --insecure).
-  Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve);
+  Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve, std::string fallback_key);
   ~Worker();
   RunStatus run();
 
@@ -74,6 +75,8 @@ class Worker {
   std::string m_name;
   zmq::context_t m_ctx;
   std::optional<security::CurveClient> m_curve;
+  std::string m_connect;       // where it joins: --connect, or --fallback once its relay went silent
+  std::string m_fallback_key;  // the master's public key behind a relay ("" once used, or none)
   std::unique_ptr<zmq::socket_t> m_socket;
   security::HandshakeWatch m_handshakes{m_ctx};  // says why joining fails (refused key, ...)
   int m_event_fd = -1;
@@ -100,8 +103,10 @@ class Worker {
   double m_last_request = -1;
 };
 
-Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve)
+Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve, std::string fallback_key)
     : m_o(o),
+      m_connect(o.connect),
+      m_fallback_key(std::move(fallback_key)),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
       m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
   char host[256] = "host";
@@ -121,7 +126,7 @@ Worker::~Worker() {
   for (const std::string& dir : m_job_dirs) std::filesystem::remove_all(dir, ec);
 }
 
-void Worker::connect() { m_socket = open_dealer_socket(m_ctx, m_o.connect, m_curve, &m_handshakes); }
+void Worker::connect() { m_socket = open_dealer_socket(m_ctx, m_connect, m_curve, &m_handshakes); }
 
 void Worker::send(const proto::Message& m) {
   std::vector<uint8_t> bytes = proto::encode(m);
@@ -414,7 +419,7 @@ RunStatus Worker::run() {
         return RunStatus::failure;
       }
     }
-    if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("cannot join {}: {}", m_o.connect, why);
+    if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("cannot join {}: {}", m_connect, why);
     if (items[1].revents & ZMQ_POLLIN) {
       uint64_t count;
       (void)::read(m_event_fd, &count, sizeof count);
@@ -450,8 +455,18 @@ RunStatus Worker::run() {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.
       if (m_state != State::joining) spdlog::warn("master silent for {:.1f} s; reconnecting", t - m_last_heard);
       reset_job();
+      if (!m_fallback_key.empty() && m_curve) {
+        // Behind a relay that is gone (or cut off): the master takes its leases back and this
+        // worker joins it directly, once and for good; the master has its key on its list.
+        spdlog::warn("the relay at {} is silent: joining the master at {} instead", m_connect, m_o.fallback);
+        m_connect = m_o.fallback;
+        m_curve->server_key = std::exchange(m_fallback_key, std::string());
+        silent_since = t;  // the master gets its own --give-up-after
+        m_backoff = 1.0;
+        m_last_hello = -1;  // at once
+      }
       if (m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
-        spdlog::error("no master at {} for {:.0f} s; giving up", m_o.connect, t - silent_since);
+        spdlog::error("no master at {} for {:.0f} s; giving up", m_connect, t - silent_since);
         return RunStatus::failure;
       }
       if (t - m_last_hello >= m_backoff) {
@@ -468,9 +483,12 @@ RunStatus Worker::run() {
 
 RunStatus run_worker(const WorkerOptions& options) {
   std::optional<security::CurveClient> curve = options.curve;
+  std::string fallback_key;
   if (options.launched) {
     try {
-      curve = security::read_launch_secrets(STDIN_FILENO);
+      security::WorkerLaunchSecrets secrets = security::read_launch_secrets(STDIN_FILENO);
+      curve = std::move(secrets.keys);
+      fallback_key = std::move(secrets.fallback_key);
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
       return RunStatus::bad_input;
@@ -485,7 +503,11 @@ RunStatus run_worker(const WorkerOptions& options) {
   try {
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     options.threads > 0 ? options.threads : tbb::info::default_concurrency());
-    return Worker(options, std::move(curve)).run();
+    if (!options.fallback.empty() && fallback_key.empty()) {
+      spdlog::error("--fallback {}: the launch secrets name no fallback-public-key to pin", options.fallback);
+      return RunStatus::bad_input;
+    }
+    return Worker(options, std::move(curve), std::move(fallback_key)).run();
   } catch (const std::exception& e) {
     spdlog::error("worker failed: {}", e.what());
     return RunStatus::failure;

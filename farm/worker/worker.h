@@ -23,6 +23,10 @@ struct WorkerOptions {
   // Started by `farm render --hosts/--slurm`: the keys come on standard input instead of `curve`
   // (security/launch_secrets.h), which then stays open as a lifeline: its end stops the worker.
   bool launched = false;
+  // With `launched`, behind a relay: the master's endpoint. If the relay is silent for as long as
+  // a master would be declared gone, the worker joins this endpoint instead, pinning the master's
+  // key from its launch secrets (fallback-public-key), and stays with it.
+  std::string fallback;
   int threads = 0;               // 0 = all cores
   int prefetch = 1;              // blocks requested beyond one per thread
   bool once = false;             // exit after one job instead of waiting for the next

@@ -217,7 +217,9 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   REQUIRE(::pipe(p) == 0);
   const std::string text = format_launch_secrets({worker.public_key, worker.secret_key, master.public_key}) + "more";
   REQUIRE(::write(p[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  CurveClient got = read_launch_secrets(p[0]);
+  const WorkerLaunchSecrets read = read_launch_secrets(p[0]);
+  const CurveClient& got = read.keys;
+  CHECK(read.fallback_key.empty());
   CHECK(got.public_key == worker.public_key);
   CHECK(got.secret_key == worker.secret_key);
   CHECK(got.server_key == master.public_key);
@@ -231,6 +233,27 @@ TEST_CASE("launch secrets: written and read back over a pipe, the lifeline untou
   CHECK(error_of("").find("ended at line 1") != std::string::npos);
   CHECK(error_of("hello\n").find("does not start with 'farm-launch-secrets 1'") != std::string::npos);
   CHECK(error_of("farm-launch-secrets 1\nworker-public-key short\n").find("line 2") != std::string::npos);
+
+  // Behind a relay: the relay's key is pinned, and the master's comes as the fallback.
+  CurveKeyPair relay = generate_key_pair();
+  const std::string behind =
+      format_launch_secrets({worker.public_key, worker.secret_key, relay.public_key}, master.public_key);
+  CHECK(behind.find("\nfallback-public-key " + master.public_key + "\nend\n") != std::string::npos);
+  int q[2];
+  REQUIRE(::pipe(q) == 0);
+  REQUIRE(::write(q[1], behind.data(), behind.size()) == static_cast<ssize_t>(behind.size()));
+  const WorkerLaunchSecrets via_relay = read_launch_secrets(q[0]);
+  CHECK(via_relay.keys.server_key == relay.public_key);
+  CHECK(via_relay.fallback_key == master.public_key);
+  ::close(q[0]);
+  ::close(q[1]);
+  const std::string head = "farm-launch-secrets 1\nworker-public-key " + worker.public_key + "\nworker-secret-key " +
+                           worker.secret_key + "\nmaster-public-key " + relay.public_key + "\n";
+  CHECK(error_of(head + "fallback-public-key short\nend\n").find("line 5: expected 'fallback-public-key") !=
+        std::string::npos);
+  CHECK(error_of(head + "fallback-public-key " + master.public_key + "\nmore\n").find("line 6: expected 'end'") !=
+        std::string::npos);
+  CHECK(error_of(head + "end?\n").find("line 5: expected 'end'") != std::string::npos);
 }
 
 namespace {

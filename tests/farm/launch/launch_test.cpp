@@ -386,4 +386,15 @@ TEST_CASE("farm render --slurm: an srun that cannot be run is reported as a fail
   CHECK_FALSE(fs::exists(f.path("farm.png")));
 }
 
+TEST_CASE("farm worker --fallback without --launched is a usage error: a worker started by hand has no key to pin") {
+  Fixture f("launch_fallback_alone", 2);
+  const std::string log = f.path("worker.log");
+  CHECK(test_process::run({k_farm, "worker", "--connect", "tcp://127.0.0.1:9", "--fallback", "tcp://127.0.0.1:10",
+                           "--once"},
+                          log, 30) == 2);
+  CHECK_MESSAGE(read_text(log).find("--fallback is for a worker that `farm render` launched behind a relay") !=
+                    std::string::npos,
+                read_text(log));
+}
+
 TEST_SUITE_END();
