@@ -73,9 +73,12 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
                          shell_quoted(l.name) + " --give-up-after 60";
     if (h.threads > 0) remote += " --threads " + std::to_string(h.threads);
     if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
+    // Behind a relay: the master to fall back on if the relay dies (its key rides in the secrets).
+    if (l.via >= 0) remote += " --fallback " + shell_quoted(target.endpoint);
     security::CurveClient secrets{keys[i].public_key, keys[i].secret_key, server_key};
+    const std::string fallback_key = l.via >= 0 ? target.master_key : std::string();
     m_launch_of[l.name] = m_launches.size();
-    start_launch(std::move(l), ssh_argv(ssh, h, remote), security::format_launch_secrets(secrets));
+    start_launch(std::move(l), ssh_argv(ssh, h, remote), security::format_launch_secrets(secrets, fallback_key));
   }
   // --join-timeout counts from here: no join is heard while thousands of hosts start (the
   // master's loop waits for this), so the first ones must not be held to account for it.
@@ -107,6 +110,7 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   if (tasks > 0) argv.push_back("--ntasks=" + std::to_string(tasks));
   argv.insert(argv.end(), {target.self_exe, "worker", "--launched", "--once", "--connect", endpoint,
                            "--give-up-after", "60"});
+  if (via >= 0) argv.insert(argv.end(), {"--fallback", target.endpoint});  // if the relay dies
   if (cpus_per_task > 0) argv.insert(argv.end(), {"--threads", std::to_string(cpus_per_task)});
   security::CurveClient secrets{key.public_key, key.secret_key, server_key};
   Launch l;
@@ -116,7 +120,7 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   m_workers = tasks;
   // Through start_launch: an srun that cannot be run is reported as a failed launch (the master
   // then ends the job: no worker is running), not thrown out of the master's bound callback.
-  start_launch(std::move(l), argv, security::format_launch_secrets(secrets));
+  start_launch(std::move(l), argv, security::format_launch_secrets(secrets, via >= 0 ? target.master_key : ""));
   if (m_launches.back().process)
     spdlog::info("slurm: started {} worker task(s) with srun in {}{}",
                  tasks > 0 ? std::to_string(tasks) : "the allocation's", job,
@@ -173,10 +177,8 @@ bool WorkerLauncher::check() {
       continue;
     }
     if (!code) {
-      // A relay alone renders nothing, nor do workers whose relay ended: they pin its key and
-      // address, so they cannot reach the master, and only wait to give up (60 s later).
-      const bool cut_off = l.via >= 0 && m_launches[l.via].ended;
-      any_running = any_running || (!l.relay && !cut_off);
+      // A relay alone renders nothing; the workers behind one that ended join the master (--fallback).
+      any_running = any_running || !l.relay;
       continue;
     }
     l.ended = true;
@@ -189,7 +191,7 @@ bool WorkerLauncher::check() {
     if (*code != 0) {
       l.reason = reason_for(l, *code);
       spdlog::error("{} {}: {}; {}", l.relay ? "the" : "host", l.label, l.reason,
-                    l.relay ? its_workers() + " are cut off from the job" : "the render goes on with the others");
+                    l.relay ? its_workers() + " join the master directly" : "the render goes on with the others");
     }
   }
   if (site_changed) spdlog::info("{}", progress());
@@ -219,10 +221,13 @@ std::string WorkerLauncher::failures() const {
 std::string WorkerLauncher::its_workers() const { return m_slurm ? "its worker tasks" : "its site's workers"; }
 
 std::string WorkerLauncher::route_of(const Launch& l) const {
+  const bool relay_died = l.via >= 0 && m_launches[l.via].ended && m_launches[l.via].exit_code != 0;
   if (m_slurm) {
+    if (relay_died) return " (through the allocation's relay, then straight to the master: the relay ended)";
     if (l.via >= 0) return " (through the allocation's relay)";
     return m_relays ? " (straight to the master: the allocation's relay failed)" : "";
   }
+  if (relay_died) return " (through the relay of site " + l.site + ", then straight to the master: the relay ended)";
   if (l.via >= 0) return " (through the relay of site " + l.site + ")";
   return l.site.empty() ? "" : " (straight to the master: its site's relay failed)";
 }
