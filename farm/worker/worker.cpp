@@ -21,6 +21,7 @@
 #include "job/build_id.h"
 #include "job/run_status.h"
 #include "protocol/pixel_codec.h"
+#include "protocol/endpoint_check.h"
 #include "protocol/fetch_patience.h"
 #include "protocol/protocol.h"
 #include "protocol/sockets.h"
@@ -36,6 +37,12 @@ namespace farm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A worker behind a relay falls back to the master after this many liveness periods of silence
+// (about 12 s at the defaults): three times what declares a master gone, so a relay busy for a
+// few seconds keeps its workers, and one that is gone loses them soon after the master takes
+// its leases back.
+constexpr double k_fallback_rounds = 3;
 
 class Worker {
  public:
@@ -105,10 +112,10 @@ class Worker {
 
 Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve, std::string fallback_key)
     : m_o(o),
-      m_connect(o.connect),
-      m_fallback_key(std::move(fallback_key)),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
       m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
+  m_connect = o.connect;
+  if (!o.fallback.empty()) m_fallback_key = std::move(fallback_key);  // both, or no fallback
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   m_name = o.name.empty() ? std::string(host) + "-" + std::to_string(::getpid()) : o.name;
@@ -438,8 +445,9 @@ RunStatus Worker::run() {
         spdlog::warn("ignored a bad message from the master: {}", d.error);
         continue;
       }
-      silent_since = now();
       if (std::optional<RunStatus> status = on_message(*d.message)) return *status;
+      // Heard from once it is handled: storing a large asset takes time that is not silence.
+      silent_since = m_last_heard = now();
     }
     if (m_o.once && m_failed_job != 0) return RunStatus::failure;
     const double t = now();
@@ -453,11 +461,15 @@ RunStatus Worker::run() {
     const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
     if (t - m_last_heard > interval * (liveness + 1) + patience) {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.
-      if (m_state != State::joining) spdlog::warn("master silent for {:.1f} s; reconnecting", t - m_last_heard);
+      const bool behind_relay = !m_fallback_key.empty() && m_curve;
+      if (m_state != State::joining)
+        spdlog::warn("{} silent for {:.1f} s; reconnecting", behind_relay ? "relay" : "master", t - m_last_heard);
       reset_job();
-      if (!m_fallback_key.empty() && m_curve) {
-        // Behind a relay that is gone (or cut off): the master takes its leases back and this
-        // worker joins it directly, once and for good; the master has its key on its list.
+      // Behind a relay silent through reconnects for k_fallback_rounds liveness periods (a relay
+      // busy for a moment, storing a large file, must not lose its workers for good): the master
+      // has taken its leases back, and this worker joins it directly, once and for good; the
+      // master has its key on its list.
+      if (behind_relay && t - silent_since > k_fallback_rounds * interval * (liveness + 1) + patience) {
         spdlog::warn("the relay at {} is silent: joining the master at {} instead", m_connect, m_o.fallback);
         m_connect = m_o.fallback;
         m_curve->server_key = std::exchange(m_fallback_key, std::string());
@@ -505,6 +517,11 @@ RunStatus run_worker(const WorkerOptions& options) {
                                     options.threads > 0 ? options.threads : tbb::info::default_concurrency());
     if (!options.fallback.empty() && fallback_key.empty()) {
       spdlog::error("--fallback {}: the launch secrets name no fallback-public-key to pin", options.fallback);
+      return RunStatus::bad_input;
+    }
+    if (std::string why = endpoint_problem(options.fallback, EndpointUse::connect);
+        !options.fallback.empty() && !why.empty()) {
+      spdlog::error("--fallback: {}", why);
       return RunStatus::bad_input;
     }
     return Worker(options, std::move(curve), std::move(fallback_key)).run();

@@ -194,6 +194,9 @@ TEST_CASE(
   CHECK(std::regex_search(text, std::regex("relay [0-9]+ 'labA' joined for a site of")));
   CHECK(has(text, "error: the relay of site labA on 127.0.0.2: the relay exited with code 1: "));
   CHECK(has(text, "its site's workers join the master directly"));
+  // Out of the job while they fall back, not lost; then both in it again, at the master.
+  CHECK(has(text, "hosts: 2 started, 1 relay, 0 joined, 0 lost, 1 failed"));
+  CHECK(has(text, "hosts: 2 started, 1 relay, 2 joined, 0 lost, 1 failed"));
   for (const char* host : {"127.0.0.2", "127.0.0.3"}) {
     CAPTURE(host);
     CHECK(std::regex_search(text, std::regex(std::string("\\[") + host +
@@ -203,6 +206,31 @@ TEST_CASE(
                         ": joined, in the job to the end (through the relay of site labA, then straight to the master: "
                         "the relay ended)"));
   }
+  CHECK(none_left(f.cache()));
+}
+
+TEST_CASE("farm render --hosts: a relay stopped for 7 s keeps its site workers: they reconnect to it, not to the master") {
+  // A relay busy for a while (here SIGSTOP, as a long file store or a swapping host would look)
+  // is silent past a master's liveness, but its workers fall back only after three such periods.
+  Fixture f("launch_site_relay_pauses", 6000);
+  const std::string hosts = f.path("hosts.txt"), cache = " cache=" + f.cache();
+  std::ofstream(hosts) << "127.0.0.2 threads=1 site=labA" << cache << "\n"
+                       << "127.0.0.3 threads=1 site=labA" << cache << "\n";
+  const std::string out = f.path("farm.png");
+  test_process::Child render(render_args(f, out, hosts), f.path("render.log"));
+  REQUIRE(render.wait_for_log("hosts: 2 started, 1 relay, 2 joined", 60));
+  std::string found;
+  REQUIRE(launched_workers::count("relay --launched --once --connect ", &found) == 1);
+  const pid_t relay = std::stoi(found.substr(0, found.find(':')));
+  REQUIRE(::kill(relay, SIGSTOP) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(7));
+  REQUIRE(::kill(relay, SIGCONT) == 0);
+  CHECK(render.wait(120) == 0);
+  CHECK(test_process::same_file(out, f.reference));
+  const std::string text = render.log();
+  INFO(text);
+  CHECK(has(text, "warning: relay silent for "));  // they noticed, and reconnected to it
+  CHECK_FALSE(has(text, "joining the master at"));
   CHECK(none_left(f.cache()));
 }
 
