@@ -70,7 +70,7 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
     const std::string server_key = l.via >= 0 ? m_launches[l.via].public_key : target.master_key;
     std::string remote = "exec " + shell_quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
                          " worker --launched --once --connect " + shell_quoted(endpoint) + " --name " +
-                         shell_quoted(l.name) + " --give-up-after 60";
+                         shell_quoted(l.name) + " --give-up-after " + k_launched_give_up_seconds;
     if (h.threads > 0) remote += " --threads " + std::to_string(h.threads);
     if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
     // Behind a relay: the master to fall back on if the relay dies (its key rides in the secrets).
@@ -109,7 +109,7 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   std::vector<std::string> argv = {"srun", "--input=all", "--kill-on-bad-exit=0"};
   if (tasks > 0) argv.push_back("--ntasks=" + std::to_string(tasks));
   argv.insert(argv.end(), {target.self_exe, "worker", "--launched", "--once", "--connect", endpoint,
-                           "--give-up-after", "60"});
+                           "--give-up-after", k_launched_give_up_seconds});
   if (via >= 0) argv.insert(argv.end(), {"--fallback", target.endpoint});  // if the relay dies
   if (cpus_per_task > 0) argv.insert(argv.end(), {"--threads", std::to_string(cpus_per_task)});
   security::CurveClient secrets{key.public_key, key.secret_key, server_key};
@@ -143,6 +143,7 @@ void WorkerLauncher::worker_changed(const std::string& name, bool joined) {
   if (auto it = m_launch_of.find(name); it != m_launch_of.end() && joined) m_launches[it->second].joined = true;
   if (joined) {
     ++n;
+    if (m_falling_back.erase(name)) m_fell_back.insert(name);  // its relay ended; now at the master
   } else if (n > 0) {
     --n;
     if (!m_relay_names.count(name)) ++m_lost;  // a relay's site workers are counted by name
@@ -223,11 +224,15 @@ std::string WorkerLauncher::its_workers() const { return m_slurm ? "its worker t
 std::string WorkerLauncher::route_of(const Launch& l) const {
   const bool relay_died = l.via >= 0 && m_launches[l.via].ended && m_launches[l.via].exit_code != 0;
   if (m_slurm) {
-    if (relay_died) return " (through the allocation's relay, then straight to the master: the relay ended)";
+    if (relay_died)
+      return m_fell_back.empty() ? " (through the allocation's relay, which ended)"
+                                 : " (through the allocation's relay, then straight to the master: the relay ended)";
     if (l.via >= 0) return " (through the allocation's relay)";
     return m_relays ? " (straight to the master: the allocation's relay failed)" : "";
   }
-  if (relay_died) return " (through the relay of site " + l.site + ", then straight to the master: the relay ended)";
+  if (relay_died)
+    return " (through the relay of site " + l.site +
+           (m_fell_back.count(l.name) ? ", then straight to the master: the relay ended)" : ", which ended)");
   if (l.via >= 0) return " (through the relay of site " + l.site + ")";
   return l.site.empty() ? "" : " (straight to the master: its site's relay failed)";
 }

@@ -38,6 +38,10 @@ struct SiteRelay {
   security::CurveKeyPair key;
 };
 
+// How long a launched worker or relay waits for its master before it gives up (--give-up-after):
+// long enough for a master's restart to be met, short enough that nothing lingers for long.
+inline constexpr char k_launched_give_up_seconds[] = "60";
+
 class WorkerLauncher {
  public:
   // `join_timeout`: an ssh whose worker has not joined this many seconds after the last host
@@ -68,7 +72,7 @@ class WorkerLauncher {
   void worker_changed(const std::string& name, bool joined);
   // Reports every launch that ended since the last call, once, and takes in what the relays
   // said of their site workers. Returns false when no worker is left running (a relay alone
-  // renders nothing, nor do workers whose relay ended): nobody will render the job.
+  // renders nothing; workers whose relay ended join the master): nobody will render the job.
   bool check();
   // Workers of this job in it now (joined the master or a relay, and not gone): they render on
   // even when their launch process has ended (a Slurm step whose srun is gone while a task still
@@ -122,7 +126,8 @@ class WorkerLauncher {
   // What the relay of launch `r` said since the last call: where it listens, site workers
   // joining and leaving. True if a site worker came or went.
   bool read_relay_lines(size_t r);
-  // A relay that ended: its site workers are cut off from the job.
+  // A relay that ended: its site workers saw the job through (exit 0), or are out of it until
+  // they join the master directly (--fallback).
   void relay_ended(Launch& l);
   // Launch of the relay of site `site`, if it listens; -1 otherwise.
   int relay_of(const std::string& site) const;
@@ -140,6 +145,8 @@ class WorkerLauncher {
   std::map<std::string, int> m_joined;  // worker (or relay) name -> times it is in the job (0 = left)
   std::set<std::string> m_relay_names;  // the relays' names at the master: not workers
   std::set<std::string> m_finished;     // site workers whose relay ended cleanly with the job
+  std::set<std::string> m_falling_back;  // workers whose relay died, until they join the master
+  std::set<std::string> m_fell_back;     // those that did
   int m_lost = 0;
   int m_workers = 0;  // workers started: one per host, or the allocation's tasks
   int m_relays = 0;   // relays started, one per site (or the Slurm allocation's)

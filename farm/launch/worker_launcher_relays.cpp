@@ -31,7 +31,8 @@ void WorkerLauncher::start_relays(const std::vector<HostSpec>& hosts, const std:
     // announces the site again as more come, so a site worker that fails holds nothing up.
     std::string remote = "exec " + shell_quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
                          " relay --launched --once --connect " + shell_quoted(target.endpoint) + " --bind " +
-                         shell_quoted(relay_bind(h)) + " --name " + shell_quoted(l.name) + " --give-up-after 60";
+                         shell_quoted(relay_bind(h)) + " --name " + shell_quoted(l.name) +
+                         " --give-up-after " + k_launched_give_up_seconds;
     if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
     security::RelayLaunchSecrets secrets{{r.key.public_key, r.key.secret_key, target.master_key}, {}};
     for (size_t i : r.site.hosts) secrets.allowed.insert(keys[i].public_key);
@@ -59,7 +60,7 @@ void WorkerLauncher::start_slurm_relay(const LaunchTarget& target, const std::st
   const std::vector<std::string> argv = {
       "srun", "--ntasks=1", "--nodes=1", "--relative=0", "--overlap", "--input=all", "--kill-on-bad-exit=0",
       target.self_exe, "relay", "--launched", "--once", "--connect", target.endpoint, "--bind", relay_bind(HostSpec{}),
-      "--name", l.name, "--give-up-after", "60"};
+      "--name", l.name, "--give-up-after", k_launched_give_up_seconds};
   // All tasks share one key pair: the relay admits that one key.
   security::RelayLaunchSecrets secrets{{relay.public_key, relay.secret_key, target.master_key}, {worker_key}};
   m_relay_names.insert(l.name);
@@ -140,14 +141,15 @@ bool WorkerLauncher::read_relay_lines(size_t r) {
 }
 
 void WorkerLauncher::relay_ended(Launch& l) {
-  // Their relay is gone: they are out of the job (they give up on it by themselves later). With
-  // the job done (exit 0 after it) they saw it through.
+  // With the job done (exit 0 after it) they saw it through. Otherwise they join the master
+  // directly (--fallback) soon: out of the job meanwhile, but not lost.
   for (const std::string& name : l.members) {
     if (l.exit_code == 0) {
       m_joined[name] = 0;
       m_finished.insert(name);
     } else {
-      worker_changed(name, false);
+      if (int& n = m_joined[name]; n > 0) --n;
+      m_falling_back.insert(name);
     }
   }
   l.members.clear();
