@@ -275,7 +275,7 @@ TEST_CASE("relay: its site copies only once its queue has stayed empty for two r
   gate.note(1, 1.6);  // a lease came: the master was not dry after all
   gate.note(0, 1.7);
   CHECK(gate.copy_after(1.8, 0.2, 0.5) < 0);
-  CHECK(gate.copy_after(2.1, 0.2, 0.5) == doctest::Approx(2.0));  // 4 block times, at least 1 s
+  CHECK(gate.copy_after(2.2, 0.2, 0.5) == doctest::Approx(2.0));  // 4 block times, at least 1 s
   // No round trip measured yet: a second; unknown block time: no copies.
   RelayCopyGate fresh;
   fresh.note(0, 0.0);
