@@ -214,13 +214,14 @@ TEST_CASE("farm render --hosts: a relay stopped for 7 s keeps its site workers: 
   // is silent past a master's liveness, but its workers fall back only after three such periods.
   Fixture f("launch_site_relay_pauses", 6000);
   const std::string hosts = f.path("hosts.txt"), cache = " cache=" + f.cache();
-  std::ofstream(hosts) << "127.0.0.2 threads=1 site=labA" << cache << "\n"
-                       << "127.0.0.3 threads=1 site=labA" << cache << "\n";
+  // A site name no other test uses: tests run side by side, and the relay is found by it.
+  std::ofstream(hosts) << "127.0.0.2 threads=1 site=pausedSite" << cache << "\n"
+                       << "127.0.0.3 threads=1 site=pausedSite" << cache << "\n";
   const std::string out = f.path("farm.png");
   test_process::Child render(render_args(f, out, hosts), f.path("render.log"));
   REQUIRE(render.wait_for_log("hosts: 2 started, 1 relay, 2 joined", 60));
   std::string found;
-  REQUIRE(launched_workers::count("relay --launched --once --connect ", &found) == 1);
+  REQUIRE(launched_workers::count(" --name pausedSite ", &found) == 1);
   const pid_t relay = std::stoi(found.substr(0, found.find(':')));
   REQUIRE(::kill(relay, SIGSTOP) == 0);
   std::this_thread::sleep_for(std::chrono::seconds(7));
