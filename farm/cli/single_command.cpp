@@ -15,14 +15,19 @@
 #include <memory>
 #include <iostream>
 #include <optional>
+#include <thread>
+#include <unistd.h>
 
 #include "backend/blender_process.h"
 #include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
+#include "backend/renderer_process.h"
+#include "backend/sandbox.h"
 #include "backend/scene_kind.h"
 #include "base/file_checks.h"
 #include "base/file_write.h"
 #include "cli/exit_codes.h"
+#include "cli/farm_commands.h"
 #include "cli/run_report.h"
 #include "image/image_io.h"
 #include "render/render.h"
@@ -35,6 +40,39 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
+// waits return, the render fails and unwinds, and their scratch folders go with it), and the
+// command exits 1 as every command does when stopped. Our own renderer has no process to end
+// and writes nothing temporary: it exits 1 at once.
+class StopWatch {
+ public:
+  explicit StopWatch(bool exit_at_once) : m_stop(install_stop_flag()) {
+    m_thread = std::thread([this, exit_at_once] {
+      while (!m_done.load()) {
+        if (m_stop->load()) {
+          if (exit_at_once) {
+            spdlog::error("stopped by a signal: nothing more is written");
+            std::fflush(nullptr);
+            ::_exit(k_exit_failure);
+          }
+          kill_all_renderers();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~StopWatch() {
+    m_done = true;
+    m_thread.join();
+  }
+  bool stopped() const { return m_stop->load(); }
+
+ private:
+  const std::atomic<bool>* m_stop;
+  std::atomic<bool> m_done{false};
+  std::thread m_thread;
+};
 
 // Renders every frame into `framebuffer`, writing each to its file; with a cost map, tile by
 // tile with every tile's cost measured (same pixels). Returns the wall seconds of rendering.
@@ -104,10 +142,17 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
   report.command = "single";
   const int width = desc.settings.width, height = desc.settings.height;
   FrameRenderer render_frame;
+  StopWatch stop_watch(false);
+  const auto stopped = [&] {
+    spdlog::error("stopped by a signal: the renderer was ended, nothing more is written");
+    return k_exit_failure;
+  };
   try {
     if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray and Blender scenes yet");
+    if (std::string why = renderer_refusal(); !why.empty()) throw std::runtime_error(why);
     render_frame = set_up(threads, report.integrator);
   } catch (const std::exception& e) {
+    if (stop_watch.stopped()) return stopped();
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
@@ -117,12 +162,15 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     try {
       render_frame(frame, framebuffer.data());
     } catch (const rt::SceneError& e) {
+      if (stop_watch.stopped()) return stopped();
       spdlog::error("{}", e.what());
       return k_exit_bad_input;
     } catch (const std::exception& e) {
+      if (stop_watch.stopped()) return stopped();
       spdlog::error("{}: {}", o.render.scene_path, e.what());
       return k_exit_failure;
     }
+    if (stop_watch.stopped()) return stopped();
     report.render_seconds += seconds(t0, Clock::now());
     const std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
     try {
@@ -162,6 +210,8 @@ FrameRenderer povray_frame_renderer(const SingleOptions& o, const rt::SceneDesc&
   p.height = desc.settings.height;
   p.options = povray_options(o.render.renderer_options);
   p.threads = threads;
+  p.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
+  p.readable = o.render.asset_dirs;
   name = povray_version();
   return [p](int frame, float* rgba) { povray_render(p, frame, 0, 0, p.width, p.height, rgba); };
 }
@@ -177,6 +227,7 @@ FrameRenderer blender_frame_renderer(const SingleOptions& o, const rt::SceneDesc
   b.camera = o.render.camera;
   b.job = parse_blender_options(desc.backend_options);
   b.threads = threads;
+  b.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
   name = blender_version();
   std::shared_ptr<BlenderProcess> process = start_blender(b);
   return [b, process](int frame, float* rgba) { blender_render(*process, b, frame, 0, 0, b.width, b.height, rgba); };
@@ -227,6 +278,7 @@ int run_single(const SingleOptions& o) {
 
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+  StopWatch stop_watch(true);
 
   std::unique_ptr<rt::Scene> scene;
   try {
