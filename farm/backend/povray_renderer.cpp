@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -81,7 +83,34 @@ std::string povray_complaint(const std::string& log, bool& parse_error) {
     out += (out.empty() ? "" : " ") + line.substr(start);
     if (line.find("Fatal") != std::string::npos || out.size() > 600) break;
   }
-  return out;
+  if (!out.empty()) return out;
+  // No error line (an option POV-Ray could not take, a crash): its last words, whatever they are,
+  // but for its echo of the command line and the missing user configuration it always mentions.
+  std::vector<std::string> said;
+  std::istringstream again(log);
+  for (std::string line; std::getline(again, line);) {
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos || line.rfind("povray ", start) == start ||
+        line.find("cannot open the user configuration file") != std::string::npos) {
+      continue;
+    }
+    said.push_back(line.substr(start));
+  }
+  for (size_t i = said.size() > 3 ? said.size() - 3 : 0; i < said.size(); ++i) out += (out.empty() ? "" : " ") + said[i];
+  return out.substr(0, 600);
+}
+
+// A path as one POV-Ray switch's value. POV-Ray reads each argument as an INI line: a space, ';'
+// or '#' in a bare name ends it or starts a comment, and every render failed with only "Failed to
+// parse command-line option". Quoted, those are taken; a double quote cannot be.
+std::string povray_path(const std::string& path, const std::string& what) {
+  if (path.find('"') != std::string::npos) {
+    throw std::runtime_error("POV-Ray cannot be given a path with a double quote (\") in it: the " + what + " '" + path +
+                             "'" + (what == "scene file" ? ": rename it" : ": set TMPDIR to a folder without one"));
+  }
+  if (path.find_first_of(" \t;#,=") == std::string::npos) return path;
+  return "\"" + path + "\"";
 }
 
 // Switches the user may give: the look of the image, not its size, region, files or threads.
@@ -141,6 +170,19 @@ std::vector<std::string> povray_options(const std::string& text) {
   std::istringstream words(text);
   for (std::string w; words >> w;) {
     if (w.rfind("Declare=", 0) == 0 && w.find('=', 8) != std::string::npos) {
+      // POV-Ray takes a number here and fails on anything else ("Failed to parse command-line
+      // option", no more): say so before any render.
+      const size_t eq = w.find('=', 8);
+      const std::string name = w.substr(8, eq - 8), value = w.substr(eq + 1);
+      const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                              std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      char* end = nullptr;
+      errno = 0;
+      const double number = std::strtod(value.c_str(), &end);
+      if (!identifier || value.empty() || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+        throw std::invalid_argument("POV-Ray option '" + w + "': Declare=NAME=VALUE takes an identifier and a number (POV-Ray "
+                                    "declares only floats from its command line; declare strings in the scene)");
+      }
       out.push_back(w);
       continue;
     }
@@ -158,7 +200,11 @@ std::vector<std::string> povray_options(const std::string& text) {
         ok = (rest.empty() && name != "KFI" && name != "KFF" && !clock) ||
              (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }));
         if ((name == "KFI" || name == "KFF") && rest.find('.') != std::string::npos) ok = false;
-        if (name == "BS") ok = !rest.empty() && rest.size() <= 4 && rest.find('.') == std::string::npos && std::stoi(rest) >= 4;
+        if (name == "BS") {
+          ok = !rest.empty() && rest.size() <= 4 &&
+               std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+               std::stoi(rest) >= 4;
+        }
         break;
       }
     }
@@ -232,8 +278,8 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
   const fs::path tmp = scratch.path();
   const std::string image = (tmp / (stem + ".png")).string(), log = (tmp / (stem + ".log")).string();
   std::vector<std::string> args = {"povray",
-                                   "+I" + scene.filename().string(),
-                                   "+O" + image,
+                                   "+I" + povray_path(scene.filename().string(), "scene file"),
+                                   "+O" + povray_path(image, "temporary folder"),
                                    "+FN8",
                                    "+W" + std::to_string(s.width),
                                    "+H" + std::to_string(s.height),
