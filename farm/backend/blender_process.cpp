@@ -132,6 +132,12 @@ BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<
     if (complaint.empty() || complaint.find("blender.crash.txt") != std::string::npos) {
       complaint = what + (complaint.empty() ? "" : " (" + complaint + ")");
     }
+    // Blender that cannot even start (its libraries do not fit the memory limit) is this
+    // machine's trouble, not the scene's.
+    if (complaint.find("error while loading shared libraries") != std::string::npos) {
+      throw std::runtime_error("blender cannot start: " + complaint + " (each Blender may use " +
+                               std::to_string(memory_bytes(limits) >> 20) + " MiB of memory, --renderer-memory)");
+    }
     throw rt::SceneError(scene_path + ": Blender: " + complaint);
   }
   ::unlink(m_log.c_str());
@@ -172,7 +178,10 @@ std::string BlenderProcess::died(const std::string& doing) {
     }
   }
   m_pid = -1;
-  return "blender (the bridge process) " + how + " while " + doing;
+  // Blender out of memory crashes or exits: name the limit it had (not when it was killed).
+  const bool killed = m_interrupted || how.find("signal 9") != std::string::npos;
+  return "blender (the bridge process) " + how + " while " + doing +
+         (killed ? "" : " (each Blender may use " + std::to_string(memory_bytes(m_limits) >> 20) + " MiB of memory, --renderer-memory)");
 }
 
 std::string BlenderProcess::read_line(int timeout_ms) {

@@ -323,7 +323,10 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     const std::string complaint = povray_complaint(read_text(log), parse_error);
     if (parse_error) throw rt::SceneError(s.scene_path + ": POV-Ray: " + complaint);
     const std::string how = rc > 128 ? "was killed by signal " + std::to_string(rc - 128) : "failed (exit " + std::to_string(rc) + ")";
-    throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint));
+    // POV-Ray out of memory says only "Uncategorized error" (or is killed): name the limit.
+    const std::string limit = rc > 128 ? "" : " (each POV-Ray process may use " + std::to_string(memory_bytes(s.limits) >> 20) +
+                                                  " MiB of memory, --renderer-memory)";
+    throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint) + limit);
   }
   const OIIO::ImageSpec& spec = in->spec();
   if (spec.width != s.width || spec.height != s.height || spec.nchannels < 3) {

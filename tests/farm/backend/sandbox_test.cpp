@@ -244,3 +244,16 @@ TEST_CASE("sandbox: SIGTERM and SIGINT to farm single and farm render leave no r
     CHECK_MESSAGE(files.empty(), files);
   }
 }
+
+TEST_CASE("sandbox: a POV-Ray scene over the job's memory limit fails its render, naming the limit") {
+  if (skip_without_sandbox()) return;
+  const fs::path dir = open_dir("sandbox_memory");
+  // An array of 100 million entries: 800 MB of pointers before any element is set.
+  std::ofstream(dir / "big.pov") << std::string("#declare A = array[100000000];\n#declare A[0] = 1;\n") + k_ball;
+  CHECK(test_process::run(farm_as("", dir, {"single", (dir / "big.pov").string(), "-o", (dir / "b.png").string(), "--width",
+                                            "8", "--height", "8", "--renderer-memory", "256"}),
+                          (dir / "single.log").string(), 120) == 1);
+  const std::string said = read_text(dir / "single.log");
+  CHECK_MESSAGE(said.find("may use 256 MiB of memory, --renderer-memory") != std::string::npos, said);
+  CHECK(entries(dir / "tmp") == 0);
+}
