@@ -44,14 +44,14 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 // Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
 // waits return, the render fails and unwinds, and their scratch folders go with it), and the
 // command exits 1 as every command does when stopped. Our own renderer has no process to end
-// and writes nothing temporary: it exits 1 at once.
+// and writes nothing temporary: once it renders, a stop exits 1 at once.
 class StopWatch {
  public:
-  explicit StopWatch(bool exit_at_once) : m_stop(install_stop_flag()) {
-    m_thread = std::thread([this, exit_at_once] {
+  StopWatch() : m_stop(install_stop_flag()) {
+    m_thread = std::thread([this] {
       while (!m_done.load()) {
         if (m_stop->load()) {
-          if (exit_at_once) {
+          if (m_exit_at_once.load()) {
             spdlog::error("stopped by a signal: nothing more is written");
             std::fflush(nullptr);
             ::_exit(k_exit_failure);
@@ -66,13 +66,19 @@ class StopWatch {
     m_done = true;
     m_thread.join();
   }
+  void exit_at_once() { m_exit_at_once = true; }
   bool stopped() const { return m_stop->load(); }
 
  private:
   const std::atomic<bool>* m_stop;
-  std::atomic<bool> m_done{false};
+  std::atomic<bool> m_done{false}, m_exit_at_once{false};
   std::thread m_thread;
 };
+
+int stopped_by_signal() {
+  spdlog::error("stopped by a signal: the renderer was ended, nothing more is written");
+  return k_exit_failure;
+}
 
 // Renders every frame into `framebuffer`, writing each to its file; with a cost map, tile by
 // tile with every tile's cost measured (same pixels). Returns the wall seconds of rendering.
@@ -135,18 +141,14 @@ using FrameRenderer = std::function<void(int frame, float* rgba)>;
 // `set_up` checks the options and returns the frame renderer and its name (the report's
 // "integrator"); a scene the renderer finds bad is rt::SceneError (exit 2).
 int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const std::vector<int>& frames,
-                       Clock::time_point t_start, Clock::time_point t_parsed,
+                       Clock::time_point t_start, Clock::time_point t_parsed, const StopWatch& stop_watch,
                        const std::function<FrameRenderer(int threads, std::string& name)>& set_up) {
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   RunReport report;
   report.command = "single";
   const int width = desc.settings.width, height = desc.settings.height;
   FrameRenderer render_frame;
-  StopWatch stop_watch(false);
-  const auto stopped = [&] {
-    spdlog::error("stopped by a signal: the renderer was ended, nothing more is written");
-    return k_exit_failure;
-  };
+  const auto stopped = stopped_by_signal;
   try {
     if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray and Blender scenes yet");
     if (std::string why = renderer_refusal(); !why.empty()) throw std::runtime_error(why);
@@ -252,6 +254,7 @@ int run_single(const SingleOptions& o) {
   rt::SceneDesc desc;
   std::vector<int> frames;
   std::optional<CostMap> costs;
+  StopWatch stop_watch;  // from here: even the look at a .blend runs a Blender
   try {
     check_output_path(o.render.output_path);  // the image format
     desc = load_scene_desc(o.render);
@@ -261,16 +264,18 @@ int run_single(const SingleOptions& o) {
       costs.emplace(desc.settings.width, desc.settings.height, o.cost_tile, static_cast<int>(frames.size()));
     }
   } catch (const std::exception& e) {
+    if (stop_watch.stopped()) return stopped_by_signal();
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));
   }
+  if (stop_watch.stopped()) return stopped_by_signal();
   const auto t_parsed = Clock::now();
   switch (scene_kind(o.render.scene_path)) {
     case SceneKind::povray:
-      return run_single_backend(o, desc, frames, t_start, t_parsed,
+      return run_single_backend(o, desc, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return povray_frame_renderer(o, desc, threads, name); });
     case SceneKind::blender:
-      return run_single_backend(o, desc, frames, t_start, t_parsed,
+      return run_single_backend(o, desc, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return blender_frame_renderer(o, desc, threads, name); });
     case SceneKind::native:
       break;
@@ -278,7 +283,7 @@ int run_single(const SingleOptions& o) {
 
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
-  StopWatch stop_watch(true);
+  stop_watch.exit_at_once();
 
   std::unique_ptr<rt::Scene> scene;
   try {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "backend/sandbox.h"
+#include "farm/backend_scenes.h"
 #include "farm/farm_fixture.h"
 
 TEST_SUITE_BEGIN("integration");
@@ -256,4 +257,50 @@ TEST_CASE("sandbox: a POV-Ray scene over the job's memory limit fails its render
   const std::string said = read_text(dir / "single.log");
   CHECK_MESSAGE(said.find("may use 256 MiB of memory, --renderer-memory") != std::string::npos, said);
   CHECK(entries(dir / "tmp") == 0);
+}
+
+TEST_CASE("sandbox: Blender, confined, leaves nothing in TMPDIR, and SIGTERM mid-render leaves no Blender running" *
+          doctest::test_suite("slow")) {
+  if (!backend_scenes::have_program("blender") || !backend_scenes::have_program("bwrap")) {
+    MESSAGE("skipped: needs Debian's blender and bubblewrap");
+    return;
+  }
+  const fs::path dir = open_dir("sandbox_blender");
+  const std::string scene = backend_scenes::make_blender_scene(dir, 48, 32, 4);
+  const std::vector<std::string> env = {"/usr/bin/env", "FARM_CACHE=" + (dir / "cache").string()};
+  auto with_env = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> cmd = env;
+    const std::vector<std::string> farm = farm_as("", dir, args);
+    cmd.insert(cmd.end(), farm.begin(), farm.end());
+    return cmd;
+  };
+  // Every Blender used to leave an empty blender_XXXX folder in TMPDIR; the block images went there too.
+  REQUIRE(test_process::run(with_env({"single", scene, "-o", (dir / "s.exr").string(), "--frame", "1"}),
+                            (dir / "single.log").string(), 240) == 0);
+  CHECK(entries(dir / "tmp") == 0);
+  // A long render (many samples), stopped while Blender works.
+  for (const std::string& command : {"single", "render"}) {
+    CAPTURE(command);
+    std::vector<std::string> args = {command, scene, "-o", (dir / "long.exr").string(), "--frame", "1", "--spp", "60000"};
+    if (command == std::string("render")) args.insert(args.end(), {"--workers", "1"});
+    Child child(with_env(args), (dir / "long.log").string());
+    // single: its Blender loads the scene to say what it holds, then renders; render: until a
+    // worker's Blender renders.
+    bool running = false;
+    for (int i = 0; i < 1200 && !running; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      running = command == std::string("single") ? !backend_scenes::descendants_named(child.pid(), "blender").empty()
+                                                  : child.log().find("scene loaded; rendering") != std::string::npos;
+    }
+    REQUIRE_MESSAGE(running, child.log());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    child.kill(SIGTERM);
+    CHECK_MESSAGE(child.wait(60) == 1, child.log());
+    for (int i = 0; i < 50 && !processes_mentioning(scene).empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const std::vector<std::string> left = processes_mentioning(dir.string());
+    CHECK_MESSAGE(left.empty(), left.front());
+    CHECK(entries(dir / "tmp") == 0);
+  }
 }
