@@ -125,7 +125,7 @@ BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<
     if (what.find("within") != std::string::npos) {
       throw std::runtime_error("blender did not load '" + scene_path + "' within " +
                                std::to_string(time_limit_seconds(limits)) +
-                               " s, the job's time limit for one renderer run (--renderer-timeout)");
+                               " s, the job's time limit for one renderer run");
     }
     std::string complaint = blender_complaint(read_text(m_log));
     // A crash leaves Blender's words about where it wrote its report, not why: say how it ended.
@@ -136,7 +136,7 @@ BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<
     // machine's trouble, not the scene's.
     if (complaint.find("error while loading shared libraries") != std::string::npos) {
       throw std::runtime_error("blender cannot start: " + complaint + " (each Blender may use " +
-                               std::to_string(memory_bytes(limits) >> 20) + " MiB of memory, --renderer-memory)");
+                               std::to_string(memory_bytes(limits) >> 20) + " MiB of memory, the job's renderer memory limit)");
     }
     throw rt::SceneError(scene_path + ": Blender: " + complaint);
   }
@@ -181,7 +181,7 @@ std::string BlenderProcess::died(const std::string& doing) {
   // Blender out of memory crashes or exits: name the limit it had (not when it was killed).
   const bool killed = m_interrupted || how.find("signal 9") != std::string::npos;
   return "blender (the bridge process) " + how + " while " + doing +
-         (killed ? "" : " (each Blender may use " + std::to_string(memory_bytes(m_limits) >> 20) + " MiB of memory, --renderer-memory)");
+         (killed ? "" : " (each Blender may use " + std::to_string(memory_bytes(m_limits) >> 20) + " MiB of memory, the job's renderer memory limit)");
 }
 
 std::string BlenderProcess::read_line(int timeout_ms) {
@@ -199,7 +199,7 @@ std::string BlenderProcess::read_line(int timeout_ms) {
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
       throw std::runtime_error(died("its answer was awaited: no answer within " + std::to_string(timeout_ms / 1000) +
-                                    " s, the job's time limit for one renderer run (--renderer-timeout)"));
+                                    " s, the job's time limit for one renderer run"));
     }
     char buf[4096];
     const ssize_t n = ::recv(m_from, buf, sizeof buf, 0);

@@ -312,7 +312,7 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     throw std::runtime_error("povray did not finish " + std::string(whole ? "the frame" : "the region " + std::to_string(width) + "x" +
                              std::to_string(height) + " at " + std::to_string(x) + "," + std::to_string(y)) + " within " +
                              std::to_string(time_limit_seconds(s.limits)) +
-                             " s, the job's time limit for one renderer run (--renderer-timeout): a parse that never ends, or a "
+                             " s, the job's time limit for one renderer run: a parse that never ends, or a "
                              "block that needs a longer limit");
   }
   const int rc = *ran;
@@ -325,7 +325,7 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     const std::string how = rc > 128 ? "was killed by signal " + std::to_string(rc - 128) : "failed (exit " + std::to_string(rc) + ")";
     // POV-Ray out of memory says only "Uncategorized error" (or is killed): name the limit.
     const std::string limit = rc > 128 ? "" : " (each POV-Ray process may use " + std::to_string(memory_bytes(s.limits) >> 20) +
-                                                  " MiB of memory, --renderer-memory)";
+                                                  " MiB of memory, the job's renderer memory limit)";
     throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint) + limit);
   }
   const OIIO::ImageSpec& spec = in->spec();

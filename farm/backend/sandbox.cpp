@@ -104,8 +104,8 @@ std::string sandbox_problem() {
   static std::once_flag once;
   static std::string problem;
   std::call_once(once, [] {
-    const std::string fix = ": install Debian's bubblewrap package, or run renderers unconfined with --no-sandbox "
-                            "(docs/sandbox.md)";
+    const std::string fix = ": install Debian's bubblewrap package (docs/sandbox.md says how to run renderers "
+                            "unconfined instead, and what that means)";
     if (on_path("bwrap").empty()) {
       problem = "POV-Ray and Blender run only inside a sandbox, and bubblewrap is not installed here (no 'bwrap' on PATH)" + fix;
       return;

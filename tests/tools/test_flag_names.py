@@ -16,7 +16,8 @@ LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 # which writes the command line of the workers it starts.
 STILL_SPELLED = {"job", "master", "live", "worker", "assets", "launch"}
 # Files that write another program's command line, whose flags share names with ours.
-OTHER_PROGRAMS = {"backend/blender_renderer.cpp": "the arguments of Blender's bridge script"}
+OTHER_PROGRAMS = {"backend/blender_renderer.cpp": "the arguments of Blender's bridge script",
+                  "backend/sandbox.cpp": "bubblewrap's command line"}
 # The renderer names the asset folders as the farm's --assets sets them (its one CLI hint).
 RENDERER_SPELLED = {"scene/asset_search.cpp", "scene/scene_parser.cpp"}
 

@@ -255,7 +255,7 @@ TEST_CASE("sandbox: a POV-Ray scene over the job's memory limit fails its render
                                             "8", "--height", "8", "--renderer-memory", "256"}),
                           (dir / "single.log").string(), 120) == 1);
   const std::string said = read_text(dir / "single.log");
-  CHECK_MESSAGE(said.find("may use 256 MiB of memory, --renderer-memory") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("may use 256 MiB of memory, the job's renderer memory limit") != std::string::npos, said);
   CHECK(entries(dir / "tmp") == 0);
 }
 
