@@ -304,3 +304,38 @@ TEST_CASE("sandbox: Blender, confined, leaves nothing in TMPDIR, and SIGTERM mid
     CHECK(entries(dir / "tmp") == 0);
   }
 }
+
+TEST_CASE("sandbox: where bubblewrap cannot make a sandbox, POV-Ray jobs are refused with the reason unless --no-sandbox") {
+  if (skip_without_sandbox()) return;
+  const fs::path dir = open_dir("sandbox_missing");
+  // A bwrap that fails as it does where user namespaces are off, first on PATH.
+  fs::create_directories(dir / "bin");
+  std::ofstream(dir / "bin" / "bwrap") << "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n";
+  fs::permissions(dir / "bin" / "bwrap", fs::perms::owner_all);
+  const std::string path = "PATH=" + (dir / "bin").string() + ":/usr/bin:/bin";
+  std::ofstream(dir / "ball.pov") << k_ball;
+  const std::string scene = (dir / "ball.pov").string();
+  const std::vector<std::string> size = {"--width", "16", "--height", "16"};
+  auto farm = [&](std::vector<std::string> args, const std::string& log) {
+    std::vector<std::string> cmd = {"/usr/bin/env", path, "FARM_CACHE=" + (dir / "cache").string(),
+                                    "TMPDIR=" + (dir / "tmp").string(), k_farm};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    cmd.insert(cmd.end(), size.begin(), size.end());
+    const int rc = test_process::run(cmd, (dir / log).string(), 120);
+    return std::make_pair(rc, read_text(dir / log));
+  };
+  const std::string why = "POV-Ray and Blender run only inside a sandbox, and bubblewrap cannot make one here";
+  const auto [single_rc, single_log] = farm({"single", scene, "-o", (dir / "s.png").string()}, "single.log");
+  CHECK_MESSAGE(single_rc == 1, single_log);
+  CHECK_MESSAGE(single_log.find(why) != std::string::npos, single_log);
+  CHECK_MESSAGE(single_log.find("No permissions to creating new namespace") != std::string::npos, single_log);
+  // The worker sits the job out, saying why; with no other worker the job ends.
+  const auto [render_rc, render_log] = farm({"render", scene, "-o", (dir / "r.png").string(), "--workers", "1"}, "render.log");
+  CHECK_MESSAGE(render_rc == 1, render_log);
+  CHECK_MESSAGE(render_log.find("sits this job out: " + why) != std::string::npos, render_log);
+  // The operator's explicit choice: unconfined, and the same image.
+  REQUIRE(farm({"single", scene, "-o", (dir / "s.png").string(), "--no-sandbox"}, "single2.log").first == 0);
+  REQUIRE(farm({"render", scene, "-o", (dir / "r.png").string(), "--workers", "1", "--no-sandbox"}, "render2.log").first == 0);
+  CHECK(test_process::same_file((dir / "s.png").string(), (dir / "r.png").string()));
+  CHECK(entries(dir / "tmp") == 0);
+}
