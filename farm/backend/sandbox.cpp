@@ -104,12 +104,14 @@ std::string sandbox_problem() {
   static std::once_flag once;
   static std::string problem;
   std::call_once(once, [] {
-    const std::string fix = ": install Debian's bubblewrap package (docs/sandbox.md says how to run renderers "
-                            "unconfined instead, and what that means)";
+    const std::string instead = " (docs/sandbox.md says how to run renderers unconfined instead, and what that means)";
     if (on_path("bwrap").empty()) {
-      problem = "POV-Ray and Blender run only inside a sandbox, and bubblewrap is not installed here (no 'bwrap' on PATH)" + fix;
+      problem = "POV-Ray and Blender run only inside a sandbox, and bubblewrap is not installed here (no 'bwrap' on PATH): "
+                "install Debian's bubblewrap package" + instead;
       return;
     }
+    const std::string fix = ": bubblewrap needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                            "user.max_user_namespaces > 0, a container that allows them)" + instead;
     try {
       ScratchFolder scratch;
       const std::string log = scratch.path() + "/.check.log";
