@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -159,6 +160,11 @@ struct Scanner {
   std::vector<std::string> files, warnings, whole_frame;
   std::set<std::string> whole_frame_seen;  // each feature is reported at its first use
   std::set<std::string> seen;
+  // POV-Ray's library files hold features inside declarations a scene may never use (textures.inc
+  // declares EMBWood1 with crand): they count only through a name the scene's own files use.
+  std::set<std::string> own_words, library_seen;
+  std::map<std::string, std::set<std::string>> library_uses;  // declared name -> words of its body
+  std::map<std::string, std::pair<std::string, std::string>> library_feature;  // name -> {feature, located why}
 
   std::optional<std::string> find_in(const std::string& name, const std::vector<std::string>& dirs) {
     if (name.empty() || fs::path(name).is_absolute()) return std::nullopt;
@@ -168,6 +174,55 @@ struct Scanner {
       if (fs::is_regular_file(p, ec)) return p.string();
     }
     return std::nullopt;
+  }
+
+  // A file of POV-Ray's library: its features by the name declared (#declare, #macro) around them,
+  // and the words each declaration uses (a texture may use another that holds the feature).
+  void scan_library(const std::string& path, int depth) {
+    if (depth > k_max_include_depth) return;
+    const std::vector<Token> tokens = tokens_of(read_file(path));
+    std::vector<std::string> blocks;
+    std::string owner;
+    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+      const Token& t = tokens[i];
+      if (t.is_string) continue;
+      if (t.text == "{") blocks.push_back(i > 0 && !tokens[i - 1].is_string ? tokens[i - 1].text : "");
+      if (t.text == "}" && !blocks.empty()) blocks.pop_back();
+      if ((t.text == "#declare" || t.text == "#macro") && blocks.empty()) {
+        owner = tokens[i + 1].text;
+        continue;
+      }
+      if (t.text == "#include" && tokens[i + 1].is_string) {
+        const std::optional<std::string> found = find_in(tokens[i + 1].text, library);
+        if (found && library_seen.insert(*found).second) scan_library(*found, depth + 1);
+        continue;
+      }
+      if (owner.empty()) continue;
+      library_uses[owner].insert(t.text);
+      const auto [feature, why] = whole_frame_feature(tokens, i, blocks);
+      if (!feature.empty() && !library_feature.count(owner)) {
+        library_feature[owner] = {feature, path + ":" + std::to_string(t.line) + ":" + std::to_string(t.column) + ": " +
+                                               why + " (in POV-Ray's library, used through '" + owner + "')"};
+      }
+    }
+  }
+
+  // The library features reached from the scene's own words, after its own (each kind once).
+  void add_library_features() {
+    std::set<std::string> reached = own_words;
+    std::vector<std::string> todo(own_words.begin(), own_words.end());
+    while (!todo.empty()) {
+      const std::string name = todo.back();
+      todo.pop_back();
+      const auto uses = library_uses.find(name);
+      if (uses == library_uses.end()) continue;
+      for (const std::string& u : uses->second) {
+        if (reached.insert(u).second) todo.push_back(u);
+      }
+    }
+    for (const auto& [name, found] : library_feature) {
+      if (reached.count(name) && whole_frame_seen.insert(found.first).second) whole_frame.push_back(found.second);
+    }
   }
 
   // `conditional`: the #include that led here sits inside a conditional block.
@@ -187,6 +242,7 @@ struct Scanner {
       if (t.text == "#end" && !open_blocks.empty()) open_blocks.pop_back();
       if (t.text == "{") blocks.push_back(i > 0 && !tokens[i - 1].is_string ? tokens[i - 1].text : "");
       if (t.text == "}" && !blocks.empty()) blocks.pop_back();
+      own_words.insert(t.text);
       const auto [feature, why] = whole_frame_feature(tokens, i, blocks);
       if (!feature.empty() && whole_frame_seen.insert(feature).second) {
         whole_frame.push_back(path + ":" + std::to_string(t.line) + ":" + std::to_string(t.column) + ": " + why);
@@ -210,7 +266,10 @@ struct Scanner {
         }
         continue;
       }
-      if (find_in(name.text, library)) continue;  // POV-Ray's own: every worker's povray has it
+      if (std::optional<std::string> own = find_in(name.text, library)) {  // every worker's povray has it
+        if (include && library_seen.insert(*own).second) scan_library(*own, depth + 1);
+        continue;
+      }
       std::string looked;
       for (const std::string& d : library) looked += ", " + d;
       const std::string missing = at + ": " + what +
@@ -261,6 +320,7 @@ PovraySceneFiles povray_scene_files(const std::string& scene_path, const std::ve
   s.library = povray_library_dirs();
   s.seen.insert(scene);
   s.scan(scene, 0, false);
+  s.add_library_features();
   return {s.files, s.warnings, s.whole_frame};
 }
 

@@ -23,7 +23,9 @@ namespace farm {
 // renders (and is shared by its threads), or that sample the region it is given, so a region's
 // pixels differ from the same pixels of a full frame (radiosity, crand, jitter in an area light
 // or a media, media method 1, subsurface: povray_scene.cpp, whole_frame_feature). The first use
-// of each, in the scene's own files: library files such as textures.inc are not scanned.
+// of each, in the scene's own files, or in POV-Ray's library files inside a declaration the
+// scene's files use (textures.inc's EMBWood1 has crand), directly or through other declarations.
+// Names built at parse time (macros, strings) are not followed.
 struct PovraySceneFiles {
   std::vector<std::string> files;
   std::vector<std::string> warnings;

@@ -103,6 +103,36 @@ TEST_CASE("povray exactness: the scan locates each feature whose pixels depend o
   fs::remove_all(dir);
 }
 
+TEST_CASE("povray exactness: a feature in POV-Ray's library counts when the scene uses the declaration holding it" *
+          doctest::test_suite("unit")) {
+  const std::vector<std::string> library = farm::povray_library_dirs();
+  if (!fs::exists(fs::path(library.front()) / "textures.inc") || !fs::exists(fs::path(library.front()) / "stones.inc")) {
+    MESSAGE("skipped: needs Debian's povray (its textures.inc and stones.inc in " << library.front() << ")");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_exact_library");
+  // textures.inc declares EMBWood1 with crand; a scene that includes it but uses other textures
+  // renders in blocks.
+  std::ofstream(dir / "plain.pov") << "#include \"textures.inc\"\nsphere { 0, 1 texture { Jade } }\n";
+  CHECK(farm::povray_scene_files((dir / "plain.pov").string(), {}).whole_frame.empty());
+  std::ofstream(dir / "wood.pov") << "#include \"textures.inc\"\nsphere { 0, 1 texture { EMBWood1 } }\n";
+  const farm::PovraySceneFiles wood = farm::povray_scene_files((dir / "wood.pov").string(), {});
+  REQUIRE(wood.whole_frame.size() == 1);
+  CHECK_MESSAGE(wood.whole_frame[0].find("textures.inc:595:9: crand (random graininess)") != std::string::npos, wood.whole_frame[0]);
+  CHECK_MESSAGE(wood.whole_frame[0].find("(in POV-Ray's library, used through 'EMBWood1')") != std::string::npos, wood.whole_frame[0]);
+  // stones.inc includes stones1.inc, whose T_Stone6 layers T_Grnt19, declared with crand;
+  // T_Stone1's granites have none.
+  std::ofstream(dir / "stone1.pov") << "#include \"stones.inc\"\nbox { 0, 1 texture { T_Stone1 } }\n";
+  CHECK(farm::povray_scene_files((dir / "stone1.pov").string(), {}).whole_frame.empty());
+  std::ofstream(dir / "stone6.pov") << "#include \"stones.inc\"\nbox { 0, 1 texture { T_Stone6 } }\n";
+  const farm::PovraySceneFiles stone = farm::povray_scene_files((dir / "stone6.pov").string(), {});
+  REQUIRE(stone.whole_frame.size() == 1);
+  CHECK_MESSAGE(stone.whole_frame[0].find("stones1.inc:584:3: crand (random graininess)") != std::string::npos,
+                stone.whole_frame[0]);
+  CHECK_MESSAGE(stone.whole_frame[0].find("used through 'T_Grnt19'") != std::string::npos, stone.whole_frame[0]);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("povray exactness: scenes whose blocks differ from the full frame give farm single's image, a frame per block") {
   if (!have_program("povray")) {
     MESSAGE("skipped: needs Debian's povray");
