@@ -1,5 +1,6 @@
 // Scenes of another renderer whose pixels depend on the region or the order that renderer
-// renders them in (POV-Ray's radiosity, crand, jittered area lights, ...: povray_scene.h) are
+// renders them in (POV-Ray's radiosity, crand, jittered area lights, ...: povray_scene.h;
+// Blender's Freestyle: blender_bridge.py) are
 // rendered a whole frame at a time, by one process on one thread, in the farm as in `farm
 // single`: each frame is then one block, and the farm spreads an animation's frames over its
 // workers instead of a frame's blocks. The scene's description lists why

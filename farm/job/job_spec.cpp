@@ -54,8 +54,9 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o, std::vector<std::string>
 }
 
 // A .blend scene as the rest of the farm sees one, from what Blender itself reports of it: size,
-// samples and frames (the .blend's, or the overrides), the camera, and the files it reads.
-rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
+// samples and frames (the .blend's, or the overrides), the camera, and the files it reads; and
+// why its frames must be rendered whole, if they must.
+rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
   if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
     throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
@@ -69,6 +70,7 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
   }
   if (info.multiview) throw rt::SceneError(name + ": stereoscopy / multi-view is on; the farm renders one view");
   if (!info.problems.empty()) throw rt::SceneError(name + ": " + info.problems.front());
+  for (const std::string& why : info.whole_frame) whole_frame_reasons.push_back(name + ": " + why);
   std::optional<std::string> camera = o.camera;
   if (camera && std::find(info.cameras.begin(), info.cameras.end(), *camera) == info.cameras.end()) {
     std::string names;
@@ -148,8 +150,8 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& 
   }
   if (scene_kind(o.scene_path) != SceneKind::native) {
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
-    rt::SceneDesc desc =
-        scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o, whole_frame_reasons) : blender_scene_desc(o);
+    rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o, whole_frame_reasons)
+                                                                        : blender_scene_desc(o, whole_frame_reasons);
     check_whole_frame_size(o.scene_path, whole_frame_reasons, desc.settings.width, desc.settings.height);
     if (o.frame && *o.frame > desc.settings.frames) {
       throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
