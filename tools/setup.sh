@@ -26,6 +26,7 @@ packages=(
   slurmctld slurmd slurm-client munge     # Slurm tests: a single-node cluster (tools/cluster/slurm_node.py)
   povray povray-includes povray-examples  # the POV-Ray backend (.pov scenes) and the paper's chess2.pov
   blender                                 # the Blender Cycles backend (.blend scenes)
+  bubblewrap                              # the sandbox every POV-Ray and Blender process runs in
 )
 
 missing=()

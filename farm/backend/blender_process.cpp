@@ -3,12 +3,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,9 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "backend/renderer_process.h"
 #include "scene/scene_desc.h"
-
-extern char** environ;
 
 namespace farm {
 
@@ -27,11 +27,6 @@ namespace {
 const char k_bridge[] =
 #include "blender_bridge.inc"
     ;
-
-// Loading a large .blend can take long; a Blender that says nothing for this long is stuck.
-constexpr int k_start_timeout_ms = 300 * 1000;
-
-std::atomic<uint64_t> g_log_counter{0};
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -65,7 +60,9 @@ int high_fd(int fd) {
 
 }  // namespace
 
-BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<std::string>& bridge_args) {
+BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<std::string>& bridge_args,
+                               const RendererLimits& limits)
+    : m_scratch(std::make_unique<ScratchFolder>()), m_limits(limits) {
   // One socket both ways: a send to a Blender that died fails with EPIPE (MSG_NOSIGNAL) instead of
   // killing the worker with SIGPIPE, and its end reads EOF once the process is gone.
   int pair[2];
@@ -74,63 +71,88 @@ BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<
   }
   m_to = m_from = high_fd(pair[0]);
   const int child = high_fd(pair[1]);
-  m_log = (std::filesystem::temp_directory_path() /
-           ("farm-blender-" + std::to_string(::getpid()) + "-" + std::to_string(g_log_counter++) + ".log"))
-              .string();
-  const std::string scene = std::filesystem::absolute(scene_path).string();
-  std::vector<std::string> args = {"blender", "-b", "--factory-startup", "--disable-autoexec", "-noaudio", scene,
-                                   "--python-expr", k_bridge, "--", "--expect", scene};
-  args.insert(args.end(), bridge_args.begin(), bridge_args.end());
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, child, 0);
-  posix_spawn_file_actions_adddup2(&actions, child, 3);
-  posix_spawn_file_actions_addopen(&actions, 1, m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  const int rc = posix_spawnp(&m_pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(child);
-  if (rc != 0) {
-    m_pid = -1;
+  m_log = m_scratch->path() + "/blender.log";
+  const std::string scene = std::filesystem::absolute(scene_path).lexically_normal().string();
+  std::vector<std::string> command = {"blender", "-b", "--factory-startup", "--disable-autoexec", "-noaudio", scene,
+                                      "--python-expr", k_bridge, "--", "--expect", scene};
+  command.insert(command.end(), bridge_args.begin(), bridge_args.end());
+  Confinement confinement;
+  // The .blend's folder: the files it reads lie there or below (job_spec checks, the worker ships).
+  confinement.readable = {std::filesystem::path(scene).parent_path().string()};
+  confinement.config = {"/etc/fonts"};
+  confinement.scratch = m_scratch->path();
+  confinement.workdir = m_scratch->path();
+  RendererSpawn spawn;
+  spawn.argv = confined_command(confinement, command);
+  spawn.workdir = confinement.workdir;
+  spawn.fds = {{0, child}, {3, child}};
+  spawn.output_path = m_log;
+  spawn.memory_bytes = memory_bytes(limits);
+  // Blender's own temporary files (its blender_XXXX folder) go to the scratch folder, with it.
+  if (sandbox_disabled()) spawn.env = {"HOME=" + m_scratch->path(), "TMPDIR=" + m_scratch->path()};
+  try {
+    m_pid = spawn_renderer(spawn);
+  } catch (const std::runtime_error& e) {
+    ::close(child);
     ::close(m_to);
     m_to = m_from = -1;
-    if (rc == ENOENT) throw std::runtime_error("Blender is not installed here (no 'blender' on PATH): install Debian's blender package");
-    throw std::runtime_error(std::string("cannot start blender: ") + std::strerror(rc));
+    m_pid = -1;
+    if (std::string(e.what()).find("not found on PATH") != std::string::npos) {
+      throw std::runtime_error("Blender is not installed here (no 'blender' on PATH): install Debian's blender package");
+    }
+    throw std::runtime_error(std::string("cannot start blender: ") + e.what());
   }
-  pollfd p{m_from, POLLIN, 0};
-  int ready = 0;
-  while ((ready = ::poll(&p, 1, k_start_timeout_ms)) < 0 && errno == EINTR) {
-  }
-  if (ready == 0) {
-    ::kill(m_pid, SIGKILL);
-    throw std::runtime_error("blender did not load '" + scene_path + "' within " +
-                             std::to_string(k_start_timeout_ms / 1000) + " s");
-  }
+  ::close(child);
+  // Until it is ready, a failure here must not leave it running (no destructor for a throw).
+  struct EndOnThrow {
+    BlenderProcess& p;
+    bool armed = true;
+    ~EndOnThrow() {
+      if (!armed || p.m_pid <= 0) return;
+      kill_renderer(p.m_pid);
+      reap_renderer(p.m_pid);
+      p.m_pid = -1;
+      ::close(p.m_to);
+      p.m_to = p.m_from = -1;
+    }
+  } end_on_throw{*this};
+  const int limit_ms = static_cast<int>(std::min<uint64_t>(uint64_t{time_limit_seconds(limits)} * 1000, 1u << 30));
   std::string first;
   try {
-    first = read_line();
-  } catch (const std::runtime_error&) {
-    const std::string complaint = blender_complaint(read_text(m_log));
-    ::unlink(m_log.c_str());
-    throw rt::SceneError(scene_path + ": Blender: " + (complaint.empty() ? "exited while loading the scene" : complaint));
+    first = read_line(limit_ms);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.find("within") != std::string::npos) {
+      throw std::runtime_error("blender did not load '" + scene_path + "' within " +
+                               std::to_string(time_limit_seconds(limits)) +
+                               " s, the job's time limit for one renderer run (--renderer-timeout)");
+    }
+    std::string complaint = blender_complaint(read_text(m_log));
+    // A crash leaves Blender's words about where it wrote its report, not why: say how it ended.
+    if (complaint.empty() || complaint.find("blender.crash.txt") != std::string::npos) {
+      complaint = what + (complaint.empty() ? "" : " (" + complaint + ")");
+    }
+    // Blender that cannot even start (its libraries do not fit the memory limit) is this
+    // machine's trouble, not the scene's.
+    if (complaint.find("error while loading shared libraries") != std::string::npos) {
+      throw std::runtime_error("blender cannot start: " + complaint + " (each Blender may use " +
+                               std::to_string(memory_bytes(limits) >> 20) + " MiB of memory, --renderer-memory)");
+    }
+    throw rt::SceneError(scene_path + ": Blender: " + complaint);
   }
   ::unlink(m_log.c_str());
   if (first.rfind("error ", 0) == 0) throw rt::SceneError(scene_path + ": " + first.substr(6));
   if (first != "ready") throw std::runtime_error("blender's bridge answered '" + first.substr(0, 200) + "' when starting");
+  end_on_throw.armed = false;
 }
 
 BlenderProcess::~BlenderProcess() {
   if (m_to >= 0) ::close(m_to);
   if (m_pid > 0) {
     // Nothing in Blender is worth waiting for: the block it may be rendering is abandoned.
-    ::kill(m_pid, SIGKILL);
-    while (::waitpid(m_pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    kill_renderer(m_pid);
+    reap_renderer(m_pid);
   }
-  ::unlink(m_log.c_str());
 }
 
 void BlenderProcess::interrupt() {
@@ -143,27 +165,41 @@ std::string BlenderProcess::died(const std::string& doing) {
   int status = 0;
   std::string how = m_interrupted ? "was stopped by the farm (its block is no longer wanted)" : "ended";
   if (m_pid > 0) {
-    ::kill(m_pid, SIGKILL);  // a bridge that closed its end but lingers is no use either
-    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    kill_renderer(m_pid);  // a bridge that closed its end but lingers is no use either
+    status = reap_renderer(m_pid);
     if (m_interrupted) {
     } else if (WIFSIGNALED(status)) {
       how = "was killed by signal " + std::to_string(WTERMSIG(status));
+    } else if (WIFEXITED(status) && !sandbox_disabled() && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65) {
+      // bwrap ends with 128 + N when what it ran was killed by signal N.
+      how = "was killed by signal " + std::to_string(WEXITSTATUS(status) - 128);
     } else if (WIFEXITED(status)) {
       how = "exited with status " + std::to_string(WEXITSTATUS(status));
     }
   }
   m_pid = -1;
-  return "blender (the bridge process) " + how + " while " + doing;
+  // Blender out of memory crashes or exits: name the limit it had (not when it was killed).
+  const bool killed = m_interrupted || how.find("signal 9") != std::string::npos;
+  return "blender (the bridge process) " + how + " while " + doing +
+         (killed ? "" : " (each Blender may use " + std::to_string(memory_bytes(m_limits) >> 20) + " MiB of memory, --renderer-memory)");
 }
 
-std::string BlenderProcess::read_line() {
+std::string BlenderProcess::read_line(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     const size_t newline = m_pending.find('\n');
     if (newline != std::string::npos) {
       std::string line = m_pending.substr(0, newline);
       m_pending.erase(0, newline + 1);
       return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{m_from, POLLIN, 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count()) + 1) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      throw std::runtime_error(died("its answer was awaited: no answer within " + std::to_string(timeout_ms / 1000) +
+                                    " s, the job's time limit for one renderer run (--renderer-timeout)"));
     }
     char buf[4096];
     const ssize_t n = ::recv(m_from, buf, sizeof buf, 0);
@@ -184,7 +220,7 @@ std::string BlenderProcess::request(const std::string& line) {
     if (n <= 0) throw std::runtime_error(died("a request was sent"));
     sent += static_cast<size_t>(n);
   }
-  return read_line();
+  return read_line(static_cast<int>(std::min<uint64_t>(uint64_t{time_limit_seconds(m_limits)} * 1000, 1u << 30)));
 }
 
 }  // namespace farm

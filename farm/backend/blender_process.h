@@ -7,8 +7,11 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "backend/sandbox.h"
 
 namespace farm {
 
@@ -16,8 +19,11 @@ class BlenderProcess {
  public:
   // Starts Blender on `scene_path` with the bridge's arguments (--pixels, --threads, overrides)
   // and waits until the scene is loaded. A scene Blender cannot read or set up throws
-  // rt::SceneError with Blender's words; no `blender` on PATH throws std::runtime_error.
-  BlenderProcess(const std::string& scene_path, const std::vector<std::string>& bridge_args);
+  // rt::SceneError with Blender's words; no `blender` on PATH throws std::runtime_error, as
+  // does a load or a later request that takes longer than `limits` allow. Blender runs confined
+  // (sandbox.h): the .blend's folder read-only, its scratch folder (scratch()) writable.
+  BlenderProcess(const std::string& scene_path, const std::vector<std::string>& bridge_args,
+                 const RendererLimits& limits = {});
   ~BlenderProcess();  // closes its stdin (the bridge then returns) and reaps it; kills it if it lingers
   BlenderProcess(const BlenderProcess&) = delete;
   BlenderProcess& operator=(const BlenderProcess&) = delete;
@@ -33,11 +39,15 @@ class BlenderProcess {
   // request in progress was answered before the interrupt landed.
   bool interrupted() const { return m_interrupted; }
   pid_t pid() const { return m_pid; }
+  // The one folder it may write (its block images go here); removed with it.
+  const std::string& scratch() const { return m_scratch->path(); }
 
  private:
-  std::string read_line();
+  std::string read_line(int timeout_ms);
   std::string died(const std::string& doing);  // reaps the process; says how it ended
 
+  std::unique_ptr<ScratchFolder> m_scratch;
+  RendererLimits m_limits;
   pid_t m_pid = -1;
   int m_to = -1, m_from = -1;
   std::string m_log;  // Blender's output until the scene is loaded (its errors), then removed

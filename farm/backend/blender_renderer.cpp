@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "backend/blender_process.h"
+#include "backend/renderer_process.h"
 #include "image/image_io.h"
 #include "scene/scene_desc.h"
 
@@ -53,16 +55,29 @@ std::string blender_version() {
   static std::once_flag once;
   static std::string version, problem;
   std::call_once(once, [] {
-    FILE* pipe = ::popen("blender --version 2>/dev/null", "r");
+    // Not confined (it reads no scene), but its temporary folder is a scratch folder: every
+    // Blender leaves an empty blender_XXXX folder in TMPDIR.
     std::string text;
-    if (pipe) {
-      char buf[256];
-      while (size_t n = ::fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-      const int rc = ::pclose(pipe);
-      if (rc != 0 && text.empty()) {
-        problem = "Blender is not installed here (no 'blender' on PATH): install Debian's blender package";
-        return;
-      }
+    bool ran = false;
+    try {
+      ScratchFolder scratch;
+      RendererSpawn spawn;
+      spawn.argv = {"blender", "--version"};
+      spawn.workdir = scratch.path();
+      spawn.output_path = scratch.path() + "/version.log";
+      spawn.env = {"HOME=" + scratch.path(), "TMPDIR=" + scratch.path()};
+      const pid_t pid = spawn_renderer(spawn);
+      const bool ended = await_renderer(pid, 120);
+      reap_renderer(pid);
+      ran = ended;
+      std::ifstream in(spawn.output_path);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::runtime_error&) {
+      ran = false;
+    }
+    if (!ran && text.empty()) {
+      problem = "Blender is not installed here (no 'blender' on PATH): install Debian's blender package";
+      return;
     }
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
@@ -77,8 +92,8 @@ std::string blender_version() {
   return version;
 }
 
-BlenderSceneInfo blender_scene_info(const std::string& scene_path) {
-  BlenderProcess process(scene_path, {});
+BlenderSceneInfo blender_scene_info(const std::string& scene_path, const RendererLimits& limits) {
+  BlenderProcess process(scene_path, {}, limits);
   const std::string reply = process.request("info");
   if (reply.rfind("info ", 0) != 0) throw std::runtime_error("blender's bridge answered '" + reply.substr(0, 200) + "' to info");
   BlenderSceneInfo info;
@@ -132,14 +147,14 @@ BlenderJobOptions parse_blender_options(const std::vector<std::string>& words) {
 }
 
 std::unique_ptr<BlenderProcess> start_blender(const BlenderSettings& s) {
-  return std::make_unique<BlenderProcess>(s.scene_path, bridge_args(s));
+  return std::make_unique<BlenderProcess>(s.scene_path, bridge_args(s), s.limits);
 }
 
 void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame, int x, int y, int width, int height,
                     float* rgba) {
   const bool display8 = s.job.pixels == BlenderPixels::display8;
-  const std::string file = (fs::temp_directory_path() / ("farm-blender-" + std::to_string(::getpid()) + "-" +
-                                                         std::to_string(g_block_counter++) + (display8 ? ".png" : ".exr")))
+  const std::string file = (fs::path(process.scratch()) / ("block-" + std::to_string(g_block_counter++) +
+                                                          (display8 ? ".png" : ".exr")))
                                .string();
   struct Remove {
     std::string path;

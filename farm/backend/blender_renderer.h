@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/block_renderer.h"
+#include "backend/sandbox.h"
 
 namespace farm {
 
@@ -39,8 +40,9 @@ struct BlenderSceneInfo {
   std::vector<std::string> whole_frame;
 };
 
-// Starts Blender on the scene and asks. Throws rt::SceneError for a file Blender cannot read.
-BlenderSceneInfo blender_scene_info(const std::string& scene_path);
+// Starts Blender on the scene (confined, within `limits`) and asks. Throws rt::SceneError for a
+// file Blender cannot read.
+BlenderSceneInfo blender_scene_info(const std::string& scene_path, const RendererLimits& limits = {});
 
 // "Blender 3.4.1", from `blender --version`; throws std::runtime_error naming what to install.
 std::string blender_version();
@@ -66,6 +68,7 @@ struct BlenderSettings {
   std::optional<std::string> camera;
   BlenderJobOptions job;
   int threads = 1;  // Cycles threads of each Blender process
+  RendererLimits limits;  // each Blender's memory; its load's and each block's time
 };
 
 // Renders `rect` (x, y, width, height from the top left; or the whole image) of farm frame

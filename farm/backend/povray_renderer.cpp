@@ -3,7 +3,7 @@
 #include <chrono>
 #include <OpenImageIO/imageio.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,16 +11,18 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 
+#include "backend/povray_scene.h"
+#include "backend/renderer_process.h"
 #include "image/image_io.h"
 #include "scene/scene_desc.h"
-
-extern char** environ;
 
 namespace farm {
 
@@ -28,35 +30,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs argv in `dir` with stdout and stderr into `log`; returns the exit status (-1: could not
-// start, 128 + N: killed by signal N).
-// `running` (if given) holds the process while it renders `block`, so that it can be stopped.
-int run_in(const std::vector<std::string>& args, const std::string& dir, const std::string& log,
-           RunningProcesses* running = nullptr, const Block& block = Block{}) {
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+// Runs `command` confined in `c`, with stdout and stderr into `log`, for at most `seconds`;
+// returns the exit status (-1: could not start, 128 + N: killed by signal N), or nullopt if it
+// was stopped at the time limit. `running` (if given) holds the process while it renders
+// `block`, so that it can be stopped.
+std::optional<int> run_confined(const std::vector<std::string>& command, const Confinement& c, const std::string& log,
+                                const RendererLimits& limits, RunningProcesses* running = nullptr,
+                                const Block& block = Block{}) {
+  RendererSpawn spawn;
+  spawn.argv = confined_command(c, command);
+  spawn.workdir = c.workdir;
+  spawn.output_path = log;
+  spawn.memory_bytes = memory_bytes(limits);
+  if (sandbox_disabled()) spawn.env = {"HOME=" + c.scratch, "TMPDIR=" + c.scratch};
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  if (running) {
-    running->add(pid, block);
-    status = running->wait(pid);
-  } else {
-    while (::waitpid(pid, &status, 0) < 0) {
-      if (errno != EINTR) return -1;
-    }
+  try {
+    pid = spawn_renderer(spawn);
+  } catch (const std::runtime_error&) {
+    return -1;
   }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  RunningProcesses local;
+  if (!running) running = &local;
+  running->add(pid, block);
+  const std::optional<int> status = running->wait(pid, time_limit_seconds(limits));
+  if (!status) return std::nullopt;
+  if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);
+  return WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
 }
 
 std::string read_text(const std::string& path) {
@@ -84,10 +83,35 @@ std::string povray_complaint(const std::string& log, bool& parse_error) {
     out += (out.empty() ? "" : " ") + line.substr(start);
     if (line.find("Fatal") != std::string::npos || out.size() > 600) break;
   }
-  return out;
+  if (!out.empty()) return out;
+  // No error line (an option POV-Ray could not take, a crash): its last words, whatever they are,
+  // but for its echo of the command line and the missing user configuration it always mentions.
+  std::vector<std::string> said;
+  std::istringstream again(log);
+  for (std::string line; std::getline(again, line);) {
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos || line.rfind("povray ", start) == start ||
+        line.find("cannot open the user configuration file") != std::string::npos) {
+      continue;
+    }
+    said.push_back(line.substr(start));
+  }
+  for (size_t i = said.size() > 3 ? said.size() - 3 : 0; i < said.size(); ++i) out += (out.empty() ? "" : " ") + said[i];
+  return out.substr(0, 600);
 }
 
-std::atomic<uint64_t> g_run_counter{0};
+// A path as one POV-Ray switch's value. POV-Ray reads each argument as an INI line: a space, ';'
+// or '#' in a bare name ends it or starts a comment, and every render failed with only "Failed to
+// parse command-line option". Quoted, those are taken; a double quote cannot be.
+std::string povray_path(const std::string& path, const std::string& what) {
+  if (path.find('"') != std::string::npos) {
+    throw std::runtime_error("POV-Ray cannot be given a path with a double quote (\") in it: the " + what + " '" + path +
+                             "'" + (what == "scene file" ? ": rename it" : ": set TMPDIR to a folder without one"));
+  }
+  if (path.find_first_of(" \t;#,=") == std::string::npos) return path;
+  return "\"" + path + "\"";
+}
 
 // Switches the user may give: the look of the image, not its size, region, files or threads.
 struct Allowed {
@@ -106,10 +130,24 @@ std::string povray_version() {
   static std::once_flag once;
   static std::string version, problem;
   std::call_once(once, [] {
-    const std::string log = (fs::temp_directory_path() / (".farm-povray-version-" + std::to_string(::getpid()))).string();
-    const int rc = run_in({"povray", "--version"}, ".", log);
-    const std::string text = read_text(log);
-    ::unlink(log.c_str());
+    // Not confined: it reads no scene (and a worker without a sandbox still says its version).
+    int rc = -1;
+    std::string text;
+    try {
+      ScratchFolder scratch;
+      RendererSpawn spawn;
+      spawn.argv = {"povray", "--version"};
+      spawn.workdir = scratch.path();
+      spawn.output_path = scratch.path() + "/version.log";
+      spawn.env = {"HOME=" + scratch.path()};
+      const pid_t pid = spawn_renderer(spawn);
+      const bool ended = await_renderer(pid, 60);
+      const int status = reap_renderer(pid);
+      rc = ended && WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      text = read_text(spawn.output_path);
+    } catch (const std::runtime_error&) {
+      rc = -1;
+    }
     if (rc == -1 || rc == 127) {
       problem = "POV-Ray is not installed here (no 'povray' on PATH): install Debian's povray package";
       return;
@@ -132,6 +170,19 @@ std::vector<std::string> povray_options(const std::string& text) {
   std::istringstream words(text);
   for (std::string w; words >> w;) {
     if (w.rfind("Declare=", 0) == 0 && w.find('=', 8) != std::string::npos) {
+      // POV-Ray takes a number here and fails on anything else ("Failed to parse command-line
+      // option", no more): say so before any render.
+      const size_t eq = w.find('=', 8);
+      const std::string name = w.substr(8, eq - 8), value = w.substr(eq + 1);
+      const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                              std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      char* end = nullptr;
+      errno = 0;
+      const double number = std::strtod(value.c_str(), &end);
+      if (!identifier || value.empty() || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+        throw std::invalid_argument("POV-Ray option '" + w + "': Declare=NAME=VALUE takes an identifier and a number (POV-Ray "
+                                    "declares only floats from its command line; declare strings in the scene)");
+      }
       out.push_back(w);
       continue;
     }
@@ -149,7 +200,11 @@ std::vector<std::string> povray_options(const std::string& text) {
         ok = (rest.empty() && name != "KFI" && name != "KFF" && !clock) ||
              (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }));
         if ((name == "KFI" || name == "KFF") && rest.find('.') != std::string::npos) ok = false;
-        if (name == "BS") ok = !rest.empty() && rest.size() <= 4 && rest.find('.') == std::string::npos && std::stoi(rest) >= 4;
+        if (name == "BS") {
+          ok = !rest.empty() && rest.size() <= 4 &&
+               std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+               std::stoi(rest) >= 4;
+        }
         break;
       }
     }
@@ -207,23 +262,24 @@ int povray_grid(const std::vector<std::string>& options) {
 
 void povray_render(const PovraySettings& s, int frame, int x, int y, int width, int height, float* rgba,
                    RunningProcesses* running) {
-  const fs::path scene(s.scene_path);
-  const std::string dir = scene.parent_path().empty() ? "." : scene.parent_path().string();
-  // In the temporary folder, not beside the scene (a user's scene folder may be read-only, and
-  // is not ours to litter); Debian's povray.conf lets POV-Ray write under /tmp.
-  const std::string stem = "farm-povray-" + std::to_string(::getpid()) + "-" + std::to_string(g_run_counter++);
-  const fs::path tmp = fs::temp_directory_path();
+  const fs::path scene = fs::absolute(s.scene_path).lexically_normal();
+  const std::string dir = scene.parent_path().string();
+  // Its image and log in a scratch folder of this run, the only place it may write, gone after
+  // it (the scene's folder may be a user's, read-only, or the worker's cache: not ours to change).
+  ScratchFolder scratch;
+  Confinement confinement;
+  confinement.readable = {dir};
+  for (const std::string& d : povray_library_dirs()) confinement.readable.push_back(d);
+  confinement.readable.insert(confinement.readable.end(), s.readable.begin(), s.readable.end());
+  confinement.config = {"/etc/povray"};
+  confinement.scratch = scratch.path();
+  confinement.workdir = dir;
+  const std::string stem = "block";
+  const fs::path tmp = scratch.path();
   const std::string image = (tmp / (stem + ".png")).string(), log = (tmp / (stem + ".log")).string();
-  struct Remove {
-    std::string a, b;
-    ~Remove() {
-      ::unlink(a.c_str());
-      ::unlink(b.c_str());
-    }
-  } remove{image, log};
   std::vector<std::string> args = {"povray",
-                                   "+I" + scene.filename().string(),
-                                   "+O" + image,
+                                   "+I" + povray_path(scene.filename().string(), "scene file"),
+                                   "+O" + povray_path(image, "temporary folder"),
                                    "+FN8",
                                    "+W" + std::to_string(s.width),
                                    "+H" + std::to_string(s.height),
@@ -251,11 +307,15 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     number.insert(0, static_cast<size_t>(std::max(0, digits - static_cast<int>(number.size()))), '0');
     written = (tmp / (stem + number + ".png")).string();
   }
-  struct RemoveWritten {
-    std::string path;
-    ~RemoveWritten() { ::unlink(path.c_str()); }
-  } remove_written{written};
-  const int rc = run_in(args, dir, log, running, Block{frame, x, y, width, height});
+  const std::optional<int> ran = run_confined(args, confinement, log, s.limits, running, Block{frame, x, y, width, height});
+  if (!ran) {
+    throw std::runtime_error("povray did not finish " + std::string(whole ? "the frame" : "the region " + std::to_string(width) + "x" +
+                             std::to_string(height) + " at " + std::to_string(x) + "," + std::to_string(y)) + " within " +
+                             std::to_string(time_limit_seconds(s.limits)) +
+                             " s, the job's time limit for one renderer run (--renderer-timeout): a parse that never ends, or a "
+                             "block that needs a longer limit");
+  }
+  const int rc = *ran;
   if (rc == -1 || rc == 127) povray_version();  // throws the "install povray" message
   auto in = rc == 0 ? OIIO::ImageInput::open(written) : nullptr;
   if (!in) {
@@ -263,7 +323,10 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     const std::string complaint = povray_complaint(read_text(log), parse_error);
     if (parse_error) throw rt::SceneError(s.scene_path + ": POV-Ray: " + complaint);
     const std::string how = rc > 128 ? "was killed by signal " + std::to_string(rc - 128) : "failed (exit " + std::to_string(rc) + ")";
-    throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint));
+    // POV-Ray out of memory says only "Uncategorized error" (or is killed): name the limit.
+    const std::string limit = rc > 128 ? "" : " (each POV-Ray process may use " + std::to_string(memory_bytes(s.limits) >> 20) +
+                                                  " MiB of memory, --renderer-memory)";
+    throw std::runtime_error("povray " + how + (complaint.empty() ? "" : ": " + complaint) + limit);
   }
   const OIIO::ImageSpec& spec = in->spec();
   if (spec.width != s.width || spec.height != s.height || spec.nchannels < 3) {

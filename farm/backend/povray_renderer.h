@@ -13,6 +13,7 @@
 
 #include "backend/block_renderer.h"
 #include "backend/running_processes.h"
+#include "backend/sandbox.h"
 
 namespace farm {
 
@@ -43,6 +44,8 @@ struct PovraySettings {
   int width = k_povray_default_width, height = k_povray_default_height;
   std::vector<std::string> options;  // the job's POV-Ray switches (+A0.3, +R3, ...), checked
   int threads = 1;                   // +WT: each block is one single-threaded process
+  RendererLimits limits;             // each povray run's memory and time
+  std::vector<std::string> readable;  // folders besides the scene's that povray may read (asset folders)
 };
 
 // "POV-Ray 3.7.0.10.unofficial", from `povray --version`; throws std::runtime_error naming
@@ -68,8 +71,10 @@ struct PovrayFrames {
 PovrayFrames povray_frames(const std::vector<std::string>& options);
 
 // Renders `rect` (x, y, width, height; or the whole image) of farm frame `frame` into linear
-// float RGBA. A parse error is an rt::SceneError with POV-Ray's message; other failures std::runtime_error. With
-// `running`, the povray process is listed there while it runs (so that it can be stopped).
+// float RGBA. A parse error is an rt::SceneError with POV-Ray's message; other failures (a run
+// past the time limit among them) std::runtime_error. povray runs confined (sandbox.h): the
+// scene's folder and POV-Ray's library read-only, a scratch folder of its own for its image.
+// With `running`, the povray process is listed there while it runs (so that it can be stopped).
 void povray_render(const PovraySettings& s, int frame, int x, int y, int width, int height, float* rgba,
                    RunningProcesses* running = nullptr);
 

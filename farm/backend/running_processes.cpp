@@ -1,5 +1,7 @@
 #include "backend/running_processes.h"
 
+#include "backend/renderer_process.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -21,32 +23,29 @@ void RunningProcesses::add(pid_t pid, const Block& block) {
   m_running.push_back({pid, block});
 }
 
-int RunningProcesses::wait(pid_t pid) {
+std::optional<int> RunningProcesses::wait(pid_t pid, double seconds) {
   // Waited for without reaping: until it is forgotten below, its pid cannot be reused.
-  siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-  }
+  const bool ended = await_renderer(pid, seconds);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_running.erase(std::remove_if(m_running.begin(), m_running.end(), [&](const Entry& e) { return e.pid == pid; }),
                     m_running.end());
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = reap_renderer(pid);
+  if (!ended) return std::nullopt;
   return status;
 }
 
 void RunningProcesses::kill(const Block& block) {
   std::lock_guard<std::mutex> lock(m_mutex);
   for (const Entry& e : m_running) {
-    if (same_block(e.block, block)) ::kill(e.pid, SIGKILL);
+    if (same_block(e.block, block)) kill_renderer(e.pid);
   }
 }
 
 void RunningProcesses::kill_all() {
   std::lock_guard<std::mutex> lock(m_mutex);
-  for (const Entry& e : m_running) ::kill(e.pid, SIGKILL);
+  for (const Entry& e : m_running) kill_renderer(e.pid);
 }
 
 }  // namespace farm

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "scheduler/block.h"
@@ -16,9 +17,10 @@ class RunningProcesses {
  public:
   void add(pid_t pid, const Block& block);
   // Waits for `pid` to end and reaps it, forgetting it first (so a kill never reaches a reused
-  // pid); returns its wait status. EINTR is retried.
-  int wait(pid_t pid);
-  void kill(const Block& block);  // SIGKILL to every process rendering exactly `block`
+  // pid); returns its wait status. With `seconds` > 0, one still running then is killed and
+  // reaped, and nullopt returned.
+  std::optional<int> wait(pid_t pid, double seconds = 0);
+  void kill(const Block& block);  // SIGKILL to the process group of every process rendering exactly `block`
   void kill_all();
 
  private:

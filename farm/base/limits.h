@@ -21,4 +21,9 @@ inline constexpr int k_max_failures_in_row = 3;
 inline constexpr double k_max_render_seconds = 1e6;
 inline constexpr double k_min_render_seconds = 1e-6;
 
+// What a job may ask of each renderer process (POV-Ray, Blender; backend/sandbox.h has the
+// defaults): memory in MiB (4 TiB), and seconds for one run (a week).
+inline constexpr unsigned long long k_max_renderer_memory_mib = 1ull << 22;
+inline constexpr unsigned k_max_renderer_seconds = 7 * 24 * 3600;
+
 }  // namespace farm

@@ -154,6 +154,9 @@ void add_worker_command(CLI::App& app, WorkerCommandOptions& wo) {
   cmd->add_option("--prefetch", o.prefetch, "Blocks requested beyond one per thread, to hide the round trip")
       ->transform(in_range(0, 1024));
   cmd->add_flag("--once", o.once, "Exit after one job");
+  cmd->add_flag("--no-sandbox", wo.no_sandbox,
+                "Take POV-Ray and Blender jobs where bubblewrap cannot confine their renderers (docs/sandbox.md): "
+                "a master's scene is then a program with this user's rights");
   cmd->add_option("--cache", o.cache_dir, "Folder for shipped scenes and assets (default: $FARM_CACHE or ~/.cache/farm)");
   cmd->add_option("--name", o.name, "Name shown by the master (default: host-pid)");
   cmd->add_option("--give-up-after", o.give_up_after, "Exit 1 after this many seconds without a master (0 = never)")
@@ -278,6 +281,7 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
                                         "--threads",   std::to_string(threads), "--prefetch", std::to_string(o.prefetch),
                                         "--once",      "--name",    "local-" + std::to_string(i + 1),
                                         "--give-up-after", "30"};
+      if (o.master.render.no_sandbox) args.push_back("--no-sandbox");
       // Built before fork(): the child of a multithreaded process should not allocate.
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
@@ -315,17 +319,25 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
     return all_gone ? "every local worker has exited (see their messages above)" : std::string();
   };
   const int code = exit_code(run_master(m));
-  // Workers exit by themselves after JobDone; give them a moment, then make sure.
+  // Workers exit by themselves after JobDone; give them a moment, then ask (SIGTERM: a worker
+  // ends its renderers and removes its scratch and job folders), then make sure.
   std::lock_guard<std::mutex> lock(children_mutex);
-  for (int waited = 0; waited < 20; ++waited) {
-    bool all = true;
-    for (pid_t& pid : children) {
-      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) pid = -1;
-      all &= pid <= 0;
+  const auto wait_for_children = [&](int periods) {
+    for (int waited = 0; waited < periods; ++waited) {
+      bool all = true;
+      for (pid_t& pid : children) {
+        if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) pid = -1;
+        all &= pid <= 0;
+      }
+      if (all) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (all) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  wait_for_children(20);
+  for (pid_t pid : children) {
+    if (pid > 0) ::kill(pid, SIGTERM);
   }
+  wait_for_children(200);
   for (pid_t pid : children) {
     if (pid > 0) {
       ::kill(pid, SIGKILL);

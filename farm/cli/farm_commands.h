@@ -42,6 +42,7 @@ struct MasterCommandOptions {
 struct WorkerCommandOptions {
   WorkerOptions worker;
   std::string key_path, master_key_path;  // --key, --master-key
+  bool no_sandbox = false;                 // --no-sandbox (backend/sandbox.h)
 };
 
 void add_master_command(CLI::App& app, MasterCommandOptions& o);

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "backend/sandbox.h"
 #include "cli/console_log.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
     app.exit(e);
     return farm::k_exit_bad_input;
   }
+  // The operator's explicit choice, for every renderer process this one starts.
+  farm::set_sandbox_disabled(single.render.no_sandbox || render.master.render.no_sandbox ||
+                             master.master.render.no_sandbox || worker.no_sandbox);
   if (app.got_subcommand("single")) return farm::run_single(single);
   if (app.got_subcommand("master")) return farm::run_master_command(master);
   if (app.got_subcommand("worker")) return farm::run_worker_command(worker);

@@ -1,6 +1,8 @@
 #include "cli/render_options.h"
 #include "cli/option_checks.h"
 
+#include "backend/sandbox.h"
+#include "base/limits.h"
 #include "scene/scene_desc.h"
 
 namespace farm {
@@ -20,6 +22,17 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
       ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
   cmd.add_option("--renderer-options", o.renderer_options,
                  "For a POV-Ray scene (.pov): its switches, e.g. '+A0.3 +R3' (anti-aliasing, quality, Declare=...)");
+  cmd.add_option("--renderer-memory", o.renderer_memory_mib,
+                 "POV-Ray and Blender: each renderer process's memory limit in MiB (default " +
+                     std::to_string(k_default_renderer_memory_mib) + ")")
+      ->transform(in_range<uint64_t>(64, k_max_renderer_memory_mib));
+  cmd.add_option("--renderer-timeout", o.renderer_seconds,
+                 "POV-Ray and Blender: seconds one renderer run may take (a block, a parse, a scene load; default " +
+                     std::to_string(k_default_renderer_seconds) + ")")
+      ->transform(in_range<uint32_t>(1, k_max_renderer_seconds));
+  cmd.add_flag("--no-sandbox", o.no_sandbox,
+               "Run POV-Ray and Blender unconfined where bubblewrap cannot confine them (docs/sandbox.md): a scene "
+               "is then a program with this user's rights");
   cmd.add_option("--camera", o.camera, "Use this camera of the scene file (glTF: a camera's name or index from 0)");
   cmd.add_option("--texture-cache", o.texture_cache_mb,
                  "Memory for decoded textures in MiB, shared by all threads: images are held whole while they fit, the rest in a tile cache (default 1024)")

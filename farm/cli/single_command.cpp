@@ -15,15 +15,20 @@
 #include <memory>
 #include <iostream>
 #include <optional>
+#include <thread>
+#include <unistd.h>
 
 #include "backend/blender_process.h"
 #include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
+#include "backend/renderer_process.h"
+#include "backend/sandbox.h"
 #include "backend/scene_kind.h"
 #include "backend/whole_frame.h"
 #include "base/file_checks.h"
 #include "base/file_write.h"
 #include "cli/exit_codes.h"
+#include "cli/farm_commands.h"
 #include "cli/run_report.h"
 #include "image/image_io.h"
 #include "render/render.h"
@@ -36,6 +41,45 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
+// waits return, the render fails and unwinds, and their scratch folders go with it), and the
+// command exits 1 as every command does when stopped. Our own renderer has no process to end
+// and writes nothing temporary: once it renders, a stop exits 1 at once.
+class StopWatch {
+ public:
+  StopWatch() : m_stop(install_stop_flag()) {
+    m_thread = std::thread([this] {
+      while (!m_done.load()) {
+        if (m_stop->load()) {
+          if (m_exit_at_once.load()) {
+            spdlog::error("stopped by a signal: nothing more is written");
+            std::fflush(nullptr);
+            ::_exit(k_exit_failure);
+          }
+          kill_all_renderers();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~StopWatch() {
+    m_done = true;
+    m_thread.join();
+  }
+  void exit_at_once() { m_exit_at_once = true; }
+  bool stopped() const { return m_stop->load(); }
+
+ private:
+  const std::atomic<bool>* m_stop;
+  std::atomic<bool> m_done{false}, m_exit_at_once{false};
+  std::thread m_thread;
+};
+
+int stopped_by_signal() {
+  spdlog::error("stopped by a signal: the renderer was ended, nothing more is written");
+  return k_exit_failure;
+}
 
 // Renders every frame into `framebuffer`, writing each to its file; with a cost map, tile by
 // tile with every tile's cost measured (same pixels). Returns the wall seconds of rendering.
@@ -98,8 +142,8 @@ using FrameRenderer = std::function<void(int frame, float* rgba)>;
 // `set_up` checks the options and returns the frame renderer and its name (the report's
 // "integrator"); a scene the renderer finds bad is rt::SceneError (exit 2).
 int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const std::vector<std::string>& whole_frame_reasons,
-                       const std::vector<int>& frames,
-                       Clock::time_point t_start, Clock::time_point t_parsed,
+                       const std::vector<int>& frames, Clock::time_point t_start, Clock::time_point t_parsed,
+                       const StopWatch& stop_watch,
                        const std::function<FrameRenderer(int threads, std::string& name)>& set_up) {
   int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   if (!whole_frame_reasons.empty()) {
@@ -112,10 +156,13 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
   report.command = "single";
   const int width = desc.settings.width, height = desc.settings.height;
   FrameRenderer render_frame;
+  const auto stopped = stopped_by_signal;
   try {
     if (!o.cost_map_path.empty()) throw std::invalid_argument("--cost-map is not available for POV-Ray and Blender scenes yet");
+    if (std::string why = renderer_refusal(); !why.empty()) throw std::runtime_error(why);
     render_frame = set_up(threads, report.integrator);
   } catch (const std::exception& e) {
+    if (stop_watch.stopped()) return stopped();
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
@@ -125,12 +172,15 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     try {
       render_frame(frame, framebuffer.data());
     } catch (const rt::SceneError& e) {
+      if (stop_watch.stopped()) return stopped();
       spdlog::error("{}", e.what());
       return k_exit_bad_input;
     } catch (const std::exception& e) {
+      if (stop_watch.stopped()) return stopped();
       spdlog::error("{}: {}", o.render.scene_path, e.what());
       return k_exit_failure;
     }
+    if (stop_watch.stopped()) return stopped();
     report.render_seconds += seconds(t0, Clock::now());
     const std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
     try {
@@ -170,6 +220,8 @@ FrameRenderer povray_frame_renderer(const SingleOptions& o, const rt::SceneDesc&
   p.height = desc.settings.height;
   p.options = povray_options(o.render.renderer_options);
   p.threads = threads;
+  p.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
+  p.readable = o.render.asset_dirs;
   name = povray_version();
   return [p](int frame, float* rgba) { povray_render(p, frame, 0, 0, p.width, p.height, rgba); };
 }
@@ -185,6 +237,7 @@ FrameRenderer blender_frame_renderer(const SingleOptions& o, const rt::SceneDesc
   b.camera = o.render.camera;
   b.job = parse_blender_options(desc.backend_options);
   b.threads = threads;
+  b.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
   name = blender_version();
   std::shared_ptr<BlenderProcess> process = start_blender(b);
   return [b, process](int frame, float* rgba) { blender_render(*process, b, frame, 0, 0, b.width, b.height, rgba); };
@@ -210,6 +263,7 @@ int run_single(const SingleOptions& o) {
   std::vector<std::string> whole_frame_reasons;  // a .pov or .blend whose frames are rendered whole
   std::vector<int> frames;
   std::optional<CostMap> costs;
+  StopWatch stop_watch;  // from here: even the look at a .blend runs a Blender
   try {
     check_output_path(o.render.output_path);  // the image format
     desc = load_scene_desc(o.render, whole_frame_reasons);
@@ -219,16 +273,18 @@ int run_single(const SingleOptions& o) {
       costs.emplace(desc.settings.width, desc.settings.height, o.cost_tile, static_cast<int>(frames.size()));
     }
   } catch (const std::exception& e) {
+    if (stop_watch.stopped()) return stopped_by_signal();
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));
   }
+  if (stop_watch.stopped()) return stopped_by_signal();
   const auto t_parsed = Clock::now();
   switch (scene_kind(o.render.scene_path)) {
     case SceneKind::povray:
-      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed,
+      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return povray_frame_renderer(o, desc, threads, name); });
     case SceneKind::blender:
-      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed,
+      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return blender_frame_renderer(o, desc, threads, name); });
     case SceneKind::native:
       break;
@@ -236,6 +292,7 @@ int run_single(const SingleOptions& o) {
 
   const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+  stop_watch.exit_at_once();
 
   std::unique_ptr<rt::Scene> scene;
   try {

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/blender_renderer.h"
+#include "backend/sandbox.h"
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
 #include "backend/scene_kind.h"
@@ -62,7 +63,9 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
                                 "--camera override them)");
   }
-  const BlenderSceneInfo info = blender_scene_info(o.scene_path);
+  // Blender parses the .blend to say what it holds: confined, as every renderer process.
+  if (std::string why = renderer_refusal(); !why.empty()) throw std::runtime_error(why);
+  const BlenderSceneInfo info = blender_scene_info(o.scene_path, {o.renderer_memory_mib, o.renderer_seconds});
   const std::string& name = o.scene_path;
   if (info.engine != "CYCLES") {
     throw rt::SceneError(name + ": the render engine is '" + info.engine + "'; the farm renders .blend scenes with "

@@ -21,6 +21,10 @@ struct RenderOptions {
   int texture_cache_mb = 1024;        // decoded texels held in memory at once (this process)
   std::optional<uint64_t> seed;
   std::string renderer_options;  // for a scene of another renderer: its options (POV-Ray switches)
+  // Each POV-Ray or Blender process's limits (backend/sandbox.h); 0 = the defaults.
+  uint64_t renderer_memory_mib = 0;
+  uint32_t renderer_seconds = 0;
+  bool no_sandbox = false;  // the operator's explicit choice to run renderers unconfined
 };
 
 // Parses the scene (cheap: no meshes) and applies the overrides (a .pov scene: its size from the

@@ -23,6 +23,8 @@ RunStatus Master::setup() {
     for (const ManifestEntry& e : m_manifest) m_by_hash[e.ref.hash] = &e;
     m_encoding = encoding_for_output(m_o.render.output_path);
     m_settings = job_settings(m_desc, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
+    m_settings.renderer_memory_mib = m_o.render.renderer_memory_mib;
+    m_settings.renderer_seconds = m_o.render.renderer_seconds;
     m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding, !m_whole_frame_reasons.empty());
     m_job_id = m_job_identity.id;
 

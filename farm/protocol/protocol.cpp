@@ -58,7 +58,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto settings = w::CreateRenderSettings(b, s.width, s.height, s.spp, s.max_depth, s.seed,
                                                     s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
                                                                                                 : w::Integrator::Path,
-                                                    camera, renderer, options);
+                                                    camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds);
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -188,6 +188,10 @@ class Reader {
       if (options->size() > 64) throw Malformed{"more than 64 renderer options"};
       for (const flatbuffers::String* o : *options) s.renderer_options.push_back(str(o, "renderer option", true));
     }
+    s.renderer_memory_mib = x->renderer_memory_mib();
+    if (s.renderer_memory_mib > k_max_renderer_memory_mib) throw Malformed{"renderer memory limit out of range"};
+    s.renderer_seconds = x->renderer_seconds();
+    if (s.renderer_seconds > k_max_renderer_seconds) throw Malformed{"renderer time limit out of range"};
     return s;
   }
 

@@ -53,10 +53,15 @@ struct JobSettings {
   // worker's must equal (another version renders other pixels), and the job's options for it.
   std::optional<std::string> renderer;
   std::vector<std::string> renderer_options;
+  // Each renderer process's limits (backend/sandbox.h); 0 = the defaults. Not pixels: not in the
+  // job's identity (job_settings_lines).
+  uint64_t renderer_memory_mib = 0;
+  uint32_t renderer_seconds = 0;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
            integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
-           renderer_options == o.renderer_options;
+           renderer_options == o.renderer_options && renderer_memory_mib == o.renderer_memory_mib &&
+           renderer_seconds == o.renderer_seconds;
   }
 };
 

@@ -7,6 +7,7 @@
 #include "backend/blender_renderer.h"
 #include "backend/native_renderer.h"
 #include "backend/povray_renderer.h"
+#include "backend/sandbox.h"
 #include "backend/scene_kind.h"
 #include "job/job_settings.h"
 
@@ -38,6 +39,7 @@ std::optional<JobRefusal> check_job_renderer(const std::string& scene_path, cons
     case SceneKind::native:
       return std::nullopt;
     case SceneKind::povray: {
+      if (std::string why = renderer_refusal(); !why.empty()) return JobRefusal{why, proto::ErrorCode::internal};
       if (auto refused = check_version("POV-Ray", povray_version, settings)) return refused;
       // The options become povray's argv here: each must be one switch the master may send,
       // checked again (a master that sent "+O/elsewhere" would make povray write there).
@@ -63,6 +65,7 @@ std::optional<JobRefusal> check_job_renderer(const std::string& scene_path, cons
       return std::nullopt;
     }
     case SceneKind::blender: {
+      if (std::string why = renderer_refusal(); !why.empty()) return JobRefusal{why, proto::ErrorCode::internal};
       if (auto refused = check_version("Blender", blender_version, settings)) return refused;
       try {
         parse_blender_options(settings.renderer_options);  // only words the bridge's settings are made of
@@ -89,6 +92,7 @@ std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::
       p.height = settings.height;
       p.options = settings.renderer_options;
       p.threads = 1;  // one process per block, several per render thread (renders_per_thread)
+      p.limits = {settings.renderer_memory_mib, settings.renderer_seconds};
       loaded->renderer = std::make_unique<PovrayRenderer>(p);
       loaded->frames = povray_frames(p.options).count();
       break;
@@ -102,6 +106,7 @@ std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::
       b.camera = settings.camera;
       b.job = parse_blender_options(settings.renderer_options);
       b.threads = 1;  // one Blender per render thread, each with a block
+      b.limits = {settings.renderer_memory_mib, settings.renderer_seconds};
       loaded->renderer = std::make_unique<BlenderRenderer>(b);
       // The job's settings carry no frame count; the master's frames map onto the .blend's range.
       loaded->frames = std::numeric_limits<int>::max();

@@ -1,5 +1,7 @@
 #include "worker/worker.h"
 
+#include "backend/renderer_process.h"
+
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <tbb/global_control.h>
@@ -406,7 +408,12 @@ RunStatus Worker::run() {
   m_last_heard = now();
   double silent_since = now();
   for (;;) {
-    if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
+    if (m_o.stop && m_o.stop->load()) {
+      // Renderer processes (a probe, blocks) end now: the render threads and the loader then
+      // return, and their scratch folders go with them.
+      kill_all_renderers();
+      return RunStatus::ok;
+    }
     const double interval = m_job.heartbeat_ms ? m_job.heartbeat_ms / 1000.0 : k_default_heartbeat_interval;
     const double liveness = m_job.liveness ? m_job.liveness : k_default_liveness;
     zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0},

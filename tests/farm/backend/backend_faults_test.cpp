@@ -118,7 +118,9 @@ TEST_CASE("backend faults: povray killed mid-block costs that block only, and th
 namespace {
 
 // A `povray` for PATH that answers --version and renders the worker's 4x4 probe (rows 1..4) as
-// Debian's does but, for a block, runs `crash` (shell lines that may `kill -9 $$`) first. Returns
+// Debian's does but, for a block, runs `crash` (shell lines that may `kill -9 $$`) first. It
+// counts blocks in marker folders beside the test and tells workers apart by their pid, so the
+// farm runs it unconfined (--no-sandbox): confined, it could do neither (sandbox_test.cpp). Returns
 // the folder to put first on PATH. Blocks must not end at row 4 (use blocks of 8 or more).
 std::string crashing_povray(const fs::path& dir, const std::string& crash) {
   const fs::path bin = dir / "bin";
@@ -186,7 +188,7 @@ TEST_CASE("backend faults: a block whose renderer crashed is given back at once,
   // scheduler never gives a worker a copy of a block it holds, so unless the worker says the block
   // failed, its lease stays open with no one else to take it, and the render never ends.
   const std::string path = crashing_povray(dir, first_blocks(dir, 2)) + ":/usr/bin:/bin";
-  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render, "--width", "32",
+  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", "--no-sandbox", scene, "-o", render, "--width", "32",
                                     "--height", "24", "--workers", "1", "--policy", "fixed", "--block", "8",
                                     "--renderer-options", "+BS8"},
                                    (dir / "render.log").string(), 120);
@@ -205,7 +207,7 @@ TEST_CASE("backend faults: a block that fails on every render ends the job after
   // Only the block at 16,0 crashes: both workers render the others, so neither fails 3 in a row
   // before that block has failed 5 times (6 failures would be needed to bench both).
   const std::string path = crashing_povray(dir, region("+SR1 +SC17")) + ":/usr/bin:/bin";
-  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", (dir / "ball.pov").string(), "-o",
+  const int rc = test_process::run({"/usr/bin/env", "PATH=" + path, k_farm, "render", "--no-sandbox", (dir / "ball.pov").string(), "-o",
                                     render, "--width", "32", "--height", "24", "--workers", "2", "--policy", "fixed",
                                     "--block", "16", "--renderer-options", "+BS16"},
                                    (dir / "render.log").string(), 120);
@@ -230,7 +232,7 @@ TEST_CASE("backend faults: a worker whose renderer fails every block sits the jo
   // One of the two workers fails each block in milliseconds: without benching it would use up a
   // block's 5 tries while the other worker renders, and end the job.
   const std::string path = crashing_povray(dir, one_worker(dir)) + ":/usr/bin:/bin";
-  std::vector<std::string> cmd = {"/usr/bin/env", "PATH=" + path, k_farm, "render", scene, "-o", render,
+  std::vector<std::string> cmd = {"/usr/bin/env", "PATH=" + path, k_farm, "render", "--no-sandbox", scene, "-o", render,
                                   "--workers", "2", "--policy", "fixed", "--block", "8"};
   cmd.insert(cmd.end(), size.begin(), size.end());
   const int rc = test_process::run(cmd, (dir / "render.log").string(), 120);
@@ -246,7 +248,7 @@ TEST_CASE("backend faults: a worker whose renderer fails every block sits the jo
   // first; one worker benched at its third failure cannot.)
   const std::string always = crashing_povray(dir, "kill -9 $$\n") + ":/usr/bin:/bin";
   cmd[1] = "PATH=" + always;
-  cmd[8] = "1";  // --workers
+  cmd[9] = "1";  // --workers
   fs::remove(render);
   const int rc2 = test_process::run(cmd, (dir / "render2.log").string(), 120);
   const std::string log2 = launched_workers::read_text((dir / "render2.log").string());
@@ -291,7 +293,7 @@ struct RelayedBall {
   // A one-thread worker named `name` with `path` as its PATH (a fake povray first), joining `at`.
   std::unique_ptr<test_process::Child> worker(const std::string& name, const std::string& path, const std::string& at) {
     return std::make_unique<test_process::Child>(
-        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--connect", at, "--threads", "1",
+        std::vector<std::string>{"/usr/bin/env", "PATH=" + path, k_farm, "worker", "--no-sandbox", "--connect", at, "--threads", "1",
                                  "--once", "--name", name, "--cache", (dir / name).string(), "--give-up-after", "20"},
         (dir / (name + ".log")).string());
   }
