@@ -33,10 +33,13 @@ foreach(label IN LISTS TEST_LABELS)
     # doctest filters: a comma separates patterns (escaped here); names hold no * ? [ by convention.
     string(REPLACE "," "\\," filter "${name}")
     string(APPEND script "add_test([==[${name}]==] \"${TEST_EXECUTABLE}\" [==[--test-case=${filter}]==])\n")
-    # A filter that matched no test would pass with "test cases: 0": fail it instead.
+    # A filter that matched no test would pass with "test cases: 0": fail it instead. A test
+    # whose tool or files are missing says MESSAGE("skipped: ...") and returns: CTest reports it
+    # as skipped, not passed.
     string(APPEND script "set_tests_properties([==[${name}]==] PROPERTIES LABELS ${label} "
                          "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" "
-                         "FAIL_REGULAR_EXPRESSION [==[test cases: +0 [|]]==])\n")
+                         "FAIL_REGULAR_EXPRESSION [==[test cases: +0 [|]]==] "
+                         "SKIP_REGULAR_EXPRESSION [==[MESSAGE: skipped: ]==])\n")
     list(APPEND labelled "${name}")
   endforeach()
 endforeach()

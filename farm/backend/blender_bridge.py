@@ -60,9 +60,31 @@ def scene_files(scene):
     return files, problems
 
 
+def inexact_settings(scene):
+    """Settings whose pixels a block cannot hold as the full frame would: refused, naming them."""
+    r = scene.render
+    out = []
+    if r.use_stamp:
+        out.append("scene '%s': Output > Metadata > Burn Into Image is on: Blender would burn its banner "
+                   "(with the file's path and the render's date and time) into every block, so the farm's "
+                   "image would differ from a single render's; turn Burn Into Image off" % scene.name)
+    return out
+
+
+def whole_frame_settings(scene):
+    """Settings whose pixels only a whole frame holds, as the full frame would: the farm renders
+    such a scene a frame per block."""
+    out = []
+    if scene.render.use_freestyle:
+        out.append("scene '%s': Render > Freestyle is on: Freestyle draws its lines within the region "
+                   "rendered, so in blocks they would break at every block's edge" % scene.name)
+    return out
+
+
 def info(scene):
     r = scene.render
     files, problems = scene_files(scene)
+    problems = inexact_settings(scene) + problems
     cameras = [o.name for o in scene.objects if o.type == "CAMERA"]
     return {
         "version": bpy.app.version_string,
@@ -78,6 +100,7 @@ def info(scene):
         "multiview": bool(r.use_multiview),
         "files": files,
         "problems": problems,
+        "whole_frame": whole_frame_settings(scene),
     }
 
 

@@ -115,6 +115,7 @@ BlenderSceneInfo blender_scene_info(const std::string& scene_path, const Rendere
                             f.at("name").get<std::string>()});
     }
     info.problems = j.at("problems").get<std::vector<std::string>>();
+    info.whole_frame = j.at("whole_frame").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("blender's bridge answered info in an unexpected form: ") + e.what());
   }

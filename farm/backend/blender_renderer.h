@@ -35,6 +35,9 @@ struct BlenderSceneInfo {
   };
   std::vector<File> files;
   std::vector<std::string> problems;  // what the farm cannot render, in words
+  // Why each frame must be rendered whole, by one Blender on one thread (Freestyle: its lines
+  // are drawn within the region rendered), in words; empty when blocks are exact.
+  std::vector<std::string> whole_frame;
 };
 
 // Starts Blender on the scene (confined, within `limits`) and asks. Throws rt::SceneError for a

@@ -13,17 +13,23 @@
 namespace farm {
 
 // What a scan found. `files`: absolute paths to ship, each once, in order of first mention (not
-// the scene itself). `warnings`: located messages for the user's log, of two kinds:
-// - a name found nowhere inside a conditional block (#if, #ifdef, #ifndef, #switch, #while, #for,
-//   #macro) or in a file included from one: POV-Ray reads it only if that branch runs, which a
-//   scan cannot tell (Debian's desk.pov names desk3.png for clock=4 only, a file its earlier
-//   frames write). If POV-Ray does need it, the render fails with POV-Ray's message.
-// - `crand` in the scene's own files: POV-Ray's random graininess depends on the order pixels
-//   are rendered in, so blocks cannot equal a full-frame render (POV-Ray's own renders with two
-//   threads differ from each other). Library files (textures.inc) are not scanned.
+// the scene itself). `warnings`: located messages for the user's log: a name found nowhere
+// inside a conditional block (#if, #ifdef, #ifndef, #switch, #while, #for, #macro) or in a file
+// included from one: POV-Ray reads it only if that branch runs, which a scan cannot tell
+// (Debian's desk.pov names desk3.png for clock=4 only, a file its earlier frames write). If
+// POV-Ray does need it, the render fails with POV-Ray's message.
+// `whole_frame`: located reasons why this scene's frames must each be rendered whole, by one
+// single-threaded povray: features drawing from POV-Ray's random stream, which runs on as it
+// renders (and is shared by its threads), or that sample the region it is given, so a region's
+// pixels differ from the same pixels of a full frame (radiosity, crand, jitter in an area light
+// or a media, media method 1, subsurface: povray_scene.cpp, whole_frame_feature). The first use
+// of each, in the scene's own files, or in POV-Ray's library files inside a declaration the
+// scene's files use (textures.inc's EMBWood1 has crand), directly or through other declarations.
+// Names built at parse time (macros, strings) are not followed.
 struct PovraySceneFiles {
   std::vector<std::string> files;
   std::vector<std::string> warnings;
+  std::vector<std::string> whole_frame;
 };
 
 // Throws rt::SceneError located at the naming statement for a file found nowhere outside any

@@ -24,6 +24,7 @@
 #include "backend/renderer_process.h"
 #include "backend/sandbox.h"
 #include "backend/scene_kind.h"
+#include "backend/whole_frame.h"
 #include "base/file_checks.h"
 #include "base/file_write.h"
 #include "cli/exit_codes.h"
@@ -140,10 +141,17 @@ using FrameRenderer = std::function<void(int frame, float* rgba)>;
 // it would run by hand with the same settings; this is the image the farm's blocks must equal.
 // `set_up` checks the options and returns the frame renderer and its name (the report's
 // "integrator"); a scene the renderer finds bad is rt::SceneError (exit 2).
-int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const std::vector<int>& frames,
-                       Clock::time_point t_start, Clock::time_point t_parsed, const StopWatch& stop_watch,
+int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const std::vector<std::string>& whole_frame_reasons,
+                       const std::vector<int>& frames, Clock::time_point t_start, Clock::time_point t_parsed,
+                       const StopWatch& stop_watch,
                        const std::function<FrameRenderer(int threads, std::string& name)>& set_up) {
-  const int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
+  int threads = o.threads > 0 ? o.threads : tbb::info::default_concurrency();
+  if (!whole_frame_reasons.empty()) {
+    // The farm's workers render such a frame on one thread: so does single (the same image).
+    threads = 1;
+    spdlog::info("{}", whole_frame_notice(scene_kind(o.render.scene_path) == SceneKind::povray ? "povray" : "Blender",
+                                          whole_frame_reasons));
+  }
   RunReport report;
   report.command = "single";
   const int width = desc.settings.width, height = desc.settings.height;
@@ -252,12 +260,13 @@ int run_single(const SingleOptions& o) {
   RunReport report;
   report.command = "single";
   rt::SceneDesc desc;
+  std::vector<std::string> whole_frame_reasons;  // a .pov or .blend whose frames are rendered whole
   std::vector<int> frames;
   std::optional<CostMap> costs;
   StopWatch stop_watch;  // from here: even the look at a .blend runs a Blender
   try {
     check_output_path(o.render.output_path);  // the image format
-    desc = load_scene_desc(o.render);
+    desc = load_scene_desc(o.render, whole_frame_reasons);
     frames = frames_to_render(o.render, desc);
     check_outputs_writable(o, frames);
     if (!o.cost_map_path.empty()) {
@@ -272,10 +281,10 @@ int run_single(const SingleOptions& o) {
   const auto t_parsed = Clock::now();
   switch (scene_kind(o.render.scene_path)) {
     case SceneKind::povray:
-      return run_single_backend(o, desc, frames, t_start, t_parsed, stop_watch,
+      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return povray_frame_renderer(o, desc, threads, name); });
     case SceneKind::blender:
-      return run_single_backend(o, desc, frames, t_start, t_parsed, stop_watch,
+      return run_single_backend(o, desc, whole_frame_reasons, frames, t_start, t_parsed, stop_watch,
                                 [&](int threads, std::string& name) { return blender_frame_renderer(o, desc, threads, name); });
     case SceneKind::native:
       break;

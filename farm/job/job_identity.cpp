@@ -6,7 +6,7 @@
 namespace farm {
 
 JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const proto::JobSettings& settings,
-                              const std::vector<int>& frames, proto::PixelEncoding encoding) {
+                              const std::vector<int>& frames, proto::PixelEncoding encoding, bool whole_frames) {
   JobIdentity j;
   j.text = "scene=" + manifest.front().ref.hash + "\n";
   for (size_t i = 1; i < manifest.size(); ++i) j.text += "asset " + manifest[i].ref.name + "=" + manifest[i].ref.hash + "\n";
@@ -14,6 +14,7 @@ JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const 
   j.text += "frames=";
   for (size_t i = 0; i < frames.size(); ++i) j.text += std::to_string(frames[i]) + (i + 1 == frames.size() ? "\n" : ",");
   j.text += std::string("pixels=") + (encoding == proto::PixelEncoding::srgb8 ? "srgb8" : "float32") + "\n";
+  if (whole_frames) j.text += "blocks=whole frames\n";  // absent otherwise: other jobs keep their identity
   const std::string h = content_hash(reinterpret_cast<const uint8_t*>(j.text.data()), j.text.size());
   j.id = std::stoull(h.substr(0, 15), nullptr, 16);
   return j;

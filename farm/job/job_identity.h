@@ -18,7 +18,10 @@ struct JobIdentity {
   uint64_t id = 0;   // from its hash; every job message carries it
 };
 
+// `whole_frames`: the scene's frames are rendered whole, one block each (backend/whole_frame.h),
+// a line of its own, so that a journal of the same scene rendered in smaller blocks (by a farm
+// that did not know to render it whole) is not resumed into an image of mixed blocks.
 JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const proto::JobSettings& settings,
-                              const std::vector<int>& frames, proto::PixelEncoding encoding);
+                              const std::vector<int>& frames, proto::PixelEncoding encoding, bool whole_frames = false);
 
 }  // namespace farm

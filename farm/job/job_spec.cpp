@@ -13,6 +13,7 @@
 #include "backend/povray_renderer.h"
 #include "backend/povray_scene.h"
 #include "backend/scene_kind.h"
+#include "backend/whole_frame.h"
 #include "base/file_checks.h"
 #include "image/image_io.h"
 #include "scene/asset_search.h"
@@ -29,8 +30,9 @@ static void fit_aspect(const RenderOptions& o, const rt::SceneDesc& desc, rt::Re
 
 namespace {
 
-// A .pov scene as the rest of the farm sees one: a size, one frame, the files to ship.
-rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
+// A .pov scene as the rest of the farm sees one: a size, one frame, the files to ship; and why
+// its frames must be rendered whole, if they must.
+rt::SceneDesc povray_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
   if (o.spp || o.max_depth || o.integrator || o.camera || o.seed) {
     throw std::invalid_argument("--spp, --max-depth, --integrator, --camera and --seed are the farm's own renderer's: a "
                                 "POV-Ray scene takes its options with --renderer-options (e.g. '+A0.3 +R3')");
@@ -48,12 +50,14 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o) {
   PovraySceneFiles found = povray_scene_files(o.scene_path, rt::asset_search_dirs(o.scene_path, search));
   for (const std::string& warning : found.warnings) spdlog::warn("{}", warning);
   desc.asset_files = std::move(found.files);
+  whole_frame_reasons = std::move(found.whole_frame);
   return desc;
 }
 
 // A .blend scene as the rest of the farm sees one, from what Blender itself reports of it: size,
-// samples and frames (the .blend's, or the overrides), the camera, and the files it reads.
-rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
+// samples and frames (the .blend's, or the overrides), the camera, and the files it reads; and
+// why its frames must be rendered whole, if they must.
+rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
   if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
     throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
@@ -69,6 +73,7 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
   }
   if (info.multiview) throw rt::SceneError(name + ": stereoscopy / multi-view is on; the farm renders one view");
   if (!info.problems.empty()) throw rt::SceneError(name + ": " + info.problems.front());
+  for (const std::string& why : info.whole_frame) whole_frame_reasons.push_back(name + ": " + why);
   std::optional<std::string> camera = o.camera;
   if (camera && std::find(info.cameras.begin(), info.cameras.end(), *camera) == info.cameras.end()) {
     std::string names;
@@ -134,6 +139,12 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o) {
 }  // namespace
 
 rt::SceneDesc load_scene_desc(const RenderOptions& o) {
+  std::vector<std::string> whole_frame_reasons;
+  return load_scene_desc(o, whole_frame_reasons);
+}
+
+rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
+  whole_frame_reasons.clear();
   if (std::filesystem::path(o.scene_path).extension() == ".ini") {
     // Read as TOML it would fail with a baffling syntax error at 1:1; say what to do instead.
     throw rt::SceneError(o.scene_path + ": a POV-Ray .ini file is not a scene the farm reads: render the .pov it names "
@@ -142,7 +153,9 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o) {
   }
   if (scene_kind(o.scene_path) != SceneKind::native) {
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
-    rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o) : blender_scene_desc(o);
+    rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o, whole_frame_reasons)
+                                                                        : blender_scene_desc(o, whole_frame_reasons);
+    check_whole_frame_size(o.scene_path, whole_frame_reasons, desc.settings.width, desc.settings.height);
     if (o.frame && *o.frame > desc.settings.frames) {
       throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
                                   std::to_string(desc.settings.frames) + " frame(s)");

@@ -32,6 +32,11 @@ struct RenderOptions {
 // and --height, the other follows the camera's aspect ratio when the scene gives one. Throws rt::SceneError for
 // scene problems and std::invalid_argument for overrides out of range.
 rt::SceneDesc load_scene_desc(const RenderOptions& options);
+// The same, also giving why each frame of a scene of another renderer must be rendered whole, by
+// one process on one thread (located features whose pixels depend on the region or order
+// rendered: backend/whole_frame.h); empty when blocks are exact. A frame too large for one block
+// is then refused (rt::SceneError).
+rt::SceneDesc load_scene_desc(const RenderOptions& options, std::vector<std::string>& whole_frame_reasons);
 
 // The frames to render: --frame if given, else all of them.
 std::vector<int> frames_to_render(const RenderOptions& options, const rt::SceneDesc& desc);

@@ -3,6 +3,7 @@
 #include "base/file_checks.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
+#include "backend/whole_frame.h"
 #include "protocol/endpoint_check.h"
 #include "security/endpoint_kind.h"
 
@@ -13,7 +14,7 @@ namespace master_detail {
 RunStatus Master::setup() {
   try {
     check_job_output_paths(m_o);
-    m_desc = load_scene_desc(m_o.render);
+    m_desc = load_scene_desc(m_o.render, m_whole_frame_reasons);
     m_frames = frames_to_render(m_o.render, m_desc);
     check_frame_outputs(m_o, m_frames);
     rt::AssetSearch search;
@@ -24,7 +25,7 @@ RunStatus Master::setup() {
     m_settings = job_settings(m_desc, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
     m_settings.renderer_memory_mib = m_o.render.renderer_memory_mib;
     m_settings.renderer_seconds = m_o.render.renderer_seconds;
-    m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding);
+    m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding, !m_whole_frame_reasons.empty());
     m_job_id = m_job_identity.id;
 
     const rt::RenderSettings& s = m_desc.settings;
@@ -32,7 +33,14 @@ RunStatus Master::setup() {
     m_config.width = s.width;
     m_config.height = s.height;
     m_config.frames = m_frames;
-    if (scene_kind(m_o.render.scene_path) == SceneKind::povray) {
+    if (!m_whole_frame_reasons.empty()) {
+      // Any policy and block size give one block per frame on this grid; fixed says so plainly.
+      m_config.grid = whole_frame_grid(s.width, s.height);
+      if (!m_o.policy_chosen) m_config.policy = PolicyKind::fixed;
+      m_config.block_size = m_config.grid;
+      spdlog::info("{}", whole_frame_notice(scene_kind(m_o.render.scene_path) == SceneKind::povray ? "povray" : "Blender",
+                                            m_whole_frame_reasons));
+    } else if (scene_kind(m_o.render.scene_path) == SceneKind::povray) {
       m_config.grid = povray_grid(m_settings.renderer_options);
       if (!m_o.policy_chosen) {
         m_config.policy = PolicyKind::fixed;

@@ -92,6 +92,7 @@ class Master {
   const MasterOptions& m_o;
   Clock::time_point m_start;
   rt::SceneDesc m_desc;
+  std::vector<std::string> m_whole_frame_reasons;  // why each frame is one block (backend/whole_frame.h)
   std::vector<int> m_frames;
   std::vector<ManifestEntry> m_manifest;
   std::map<std::string, const ManifestEntry*> m_by_hash;

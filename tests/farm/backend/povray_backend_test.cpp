@@ -163,12 +163,6 @@ TEST_CASE("povray: the switches a job may carry, and the files a scene names" * 
   CHECK(c.warnings[0].find("inside the #switch at line 1: POV-Ray reads it only if that branch runs") != std::string::npos);
   CHECK(c.warnings[1].find("cond.inc:1:40: png file 'late.png' not found") != std::string::npos);
   CHECK(c.warnings[1].find("in a file included inside a conditional block") != std::string::npos);
-  // crand: reported once, at its first use.
-  std::ofstream(dir / "grain.pov") << "#declare F = finish { crand 0.05 }\n#declare G = finish { crand 0.1 }\n";
-  const farm::PovraySceneFiles g = farm::povray_scene_files((dir / "grain.pov").string(), {dir.string()});
-  REQUIRE(g.warnings.size() == 1);
-  CHECK(g.warnings[0].find("grain.pov:1:23: crand (random graininess) makes POV-Ray's pixels depend on the order") !=
-        std::string::npos);
   // A POV-Ray .ini is not read as a scene (it was read as TOML: "1:1: TOML syntax error").
   std::ofstream(dir / "desk.ini") << "Antialias=off\nInput_File_Name=desk.pov\n";
   farm::RenderOptions ini;

@@ -90,6 +90,12 @@ TEST_CASE("job: the settings that travel round-trip onto a scene, and any change
   std::vector<ManifestEntry> edited = manifest;
   edited[0].ref.hash = "cd";  // the scene file's content changed
   CHECK(make_job_identity(edited, s, {1}, proto::PixelEncoding::float32).id != a.id);
+  // A scene rendered a whole frame per block is another job than the same scene in blocks (a
+  // journal written by a farm that cut it into blocks is not resumed by one that renders it whole).
+  const JobIdentity whole = make_job_identity(manifest, s, {1}, proto::PixelEncoding::float32, true);
+  CHECK(whole.id != a.id);
+  CHECK(whole.text.find("blocks=whole frames\n") != std::string::npos);
+  CHECK(a.text.find("blocks=") == std::string::npos);
   // The text names what makes the job, for a journal to say what differs.
   CHECK(a.text.find("width=64") != std::string::npos);
 }
