@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -37,55 +38,92 @@ struct Token {
   int line = 0, column = 0;
 };
 
-// Identifiers (with a leading '#' for directives) and string literals; comments skipped.
-std::vector<Token> tokens_of(const std::string& s) {
-  std::vector<Token> out;
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    if (c == '\n') {
-      ++line;
-      line_start = ++i;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n') ++i;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      int depth = 0;  // POV-Ray's block comments nest
-      do {
-        if (s.compare(i, 2, "/*") == 0) ++depth, i += 2;
-        else if (s.compare(i, 2, "*/") == 0) --depth, i += 2;
-        else {
-          if (s[i] == '\n') ++line, line_start = i + 1;
-          ++i;
-        }
-      } while (i < s.size() && depth > 0);
-    } else if (c == '"') {
-      Token t{"", true, line, static_cast<int>(i - line_start) + 1};
-      for (++i; i < s.size() && s[i] != '"' && s[i] != '\n'; ++i) {
-        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] != '\n') ++i;
-        t.text += s[i];
-      }
-      if (i < s.size() && s[i] == '"') ++i;
-      out.push_back(t);
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '#') {
-      Token t{std::string(1, c), false, line, static_cast<int>(i - line_start) + 1};
-      for (++i; i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'); ++i) t.text += s[i];
-      out.push_back(t);
-    } else {
-      out.push_back({std::string(1, c), false, line, static_cast<int>(i - line_start) + 1});
-      ++i;
+// Identifiers (with a leading '#' for directives), string literals and single characters;
+// comments skipped. Made as the scan reads them, holding only the tokens from the scan's place
+// on: a whole file's tokens took about 50 times its size (3.4 GB for a 64 MiB scene).
+class TokenStream {
+ public:
+  explicit TokenStream(const std::string& text) : m_s(text) {}
+  // Whether token i exists (reading on to it).
+  bool has(size_t i) {
+    while (m_first + m_window.size() <= i) {
+      if (!produce()) return false;
+    }
+    return true;
+  }
+  // Token i, which has(i) said exists and which was not released. References stay valid until
+  // it is released.
+  const Token& operator[](size_t i) {
+    has(i);
+    return m_window.at(i - m_first);
+  }
+  // Forgets the tokens before i: the scan never looks further back.
+  void release_before(size_t i) {
+    while (m_first < i && !m_window.empty()) {
+      m_window.pop_front();
+      ++m_first;
     }
   }
-  return out;
-}
+
+ private:
+  bool produce() {
+    const std::string& s = m_s;
+    size_t& i = m_pos;
+    int& line = m_line;
+    size_t& line_start = m_line_start;
+    const size_t before = m_window.size();
+    std::deque<Token>& out = m_window;
+    while (i < s.size() && out.size() == before) {
+      const char c = s[i];
+      if (c == '\n') {
+        ++line;
+        line_start = ++i;
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i;
+      } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+        while (i < s.size() && s[i] != '\n') ++i;
+      } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+        int depth = 0;  // POV-Ray's block comments nest
+        do {
+          if (s.compare(i, 2, "/*") == 0) ++depth, i += 2;
+          else if (s.compare(i, 2, "*/") == 0) --depth, i += 2;
+          else {
+            if (s[i] == '\n') ++line, line_start = i + 1;
+            ++i;
+          }
+        } while (i < s.size() && depth > 0);
+      } else if (c == '"') {
+        Token t{"", true, line, static_cast<int>(i - line_start) + 1};
+        for (++i; i < s.size() && s[i] != '"' && s[i] != '\n'; ++i) {
+          if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] != '\n') ++i;
+          t.text += s[i];
+        }
+        if (i < s.size() && s[i] == '"') ++i;
+        out.push_back(t);
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '#') {
+        Token t{std::string(1, c), false, line, static_cast<int>(i - line_start) + 1};
+        for (++i; i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'); ++i) t.text += s[i];
+        out.push_back(t);
+      } else {
+        out.push_back({std::string(1, c), false, line, static_cast<int>(i - line_start) + 1});
+        ++i;
+      }
+    }
+    return out.size() > before;
+  }
+
+  const std::string& m_s;
+  size_t m_pos = 0, m_line_start = 0;
+  int m_line = 1;
+  std::deque<Token> m_window;
+  size_t m_first = 0;  // the index of m_window.front()
+};
 
 // The number written right after tokens[i] ("0.5", ".5", "1"), which the tokenizer splits into
 // one token per character; nullopt when none follows.
-std::optional<double> number_after(const std::vector<Token>& tokens, size_t i) {
+std::optional<double> number_after(TokenStream& tokens, size_t i) {
   std::string text;
-  for (size_t k = i + 1; k < tokens.size(); ++k) {
+  for (size_t k = i + 1; tokens.has(k); ++k) {
     const Token& t = tokens[k];
     const bool numeric = !t.is_string && t.text.size() == 1 &&
                          (std::isdigit(static_cast<unsigned char>(t.text[0])) || t.text[0] == '.');
@@ -106,7 +144,7 @@ std::optional<double> number_after(const std::vector<Token>& tokens, size_t i) {
 // threads, and is repeatable with one. Exact, measured likewise: area lights without jitter,
 // media methods 2 and 3 without jitter, photons (jitter included), focal blur, +J anti-aliasing
 // jitter (its jitter follows the pixel's position).
-std::pair<std::string, std::string> whole_frame_feature(const std::vector<Token>& tokens, size_t i,
+std::pair<std::string, std::string> whole_frame_feature(TokenStream& tokens, size_t i,
                                                         const std::vector<std::string>& blocks) {
   const std::string& word = tokens[i].text;
   auto innermost = [&](std::initializer_list<const char*> names) -> std::string {
@@ -118,7 +156,7 @@ std::pair<std::string, std::string> whole_frame_feature(const std::vector<Token>
     return "";
   };
   const std::string stream = "drawn from a random stream that runs on as POV-Ray renders";
-  const bool block_follows = i + 1 < tokens.size() && tokens[i + 1].text == "{";
+  const bool block_follows = tokens.has(i + 1) && tokens[i + 1].text == "{";
   if (word == "radiosity" && block_follows) {
     return {"radiosity", "radiosity: its pretrace and samples follow the region POV-Ray renders"};
   }
@@ -180,10 +218,12 @@ struct Scanner {
   // and the words each declaration uses (a texture may use another that holds the feature).
   void scan_library(const std::string& path, int depth) {
     if (depth > k_max_include_depth) return;
-    const std::vector<Token> tokens = tokens_of(read_file(path));
+    const std::string text = read_file(path);
+    TokenStream tokens(text);
     std::vector<std::string> blocks;
     std::string owner;
-    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    for (size_t i = 0; tokens.has(i + 1); ++i) {
+      tokens.release_before(i > 0 ? i - 1 : 0);
       const Token& t = tokens[i];
       if (t.is_string) continue;
       if (t.text == "{") blocks.push_back(i > 0 && !tokens[i - 1].is_string ? tokens[i - 1].text : "");
@@ -228,31 +268,39 @@ struct Scanner {
   // `conditional`: the #include that led here sits inside a conditional block.
   void scan(const std::string& path, int depth, bool conditional) {
     if (depth > k_max_include_depth) throw rt::SceneError(path + ": #include nested more than 64 deep");
-    const std::vector<Token> tokens = tokens_of(read_file(path));
+    const std::string text = read_file(path);
+    TokenStream tokens(text);
     // POV-Ray looks in its current folder (the scene's, also for names in included files) and
     // then in its library paths; the asset folders stand in for a user's Library_Path.
     std::vector<std::string> dirs = {scene_dir};
     dirs.insert(dirs.end(), roots.begin(), roots.end());
-    std::vector<const Token*> open_blocks;  // the conditional directives around the current token
+    std::vector<Token> open_blocks;  // the conditional directives around the current token
     std::vector<std::string> blocks;        // the word before each '{' around the current token
-    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    for (size_t i = 0; tokens.has(i + 1); ++i) {
+      tokens.release_before(i > 0 ? i - 1 : 0);
       const Token& t = tokens[i];
       if (t.is_string) continue;
-      if (k_conditional_directives.count(t.text)) open_blocks.push_back(&t);
+      if (k_conditional_directives.count(t.text)) open_blocks.push_back(t);
       if (t.text == "#end" && !open_blocks.empty()) open_blocks.pop_back();
       if (t.text == "{") blocks.push_back(i > 0 && !tokens[i - 1].is_string ? tokens[i - 1].text : "");
       if (t.text == "}" && !blocks.empty()) blocks.pop_back();
-      own_words.insert(t.text);
+      // Names only: a library declaration is reached through a name (digits and marks are not).
+      if (std::isalpha(static_cast<unsigned char>(t.text[0])) || t.text[0] == '_') own_words.insert(t.text);
       const auto [feature, why] = whole_frame_feature(tokens, i, blocks);
       if (!feature.empty() && whole_frame_seen.insert(feature).second) {
         whole_frame.push_back(path + ":" + std::to_string(t.line) + ":" + std::to_string(t.column) + ": " + why);
       }
       const bool include = t.text == "#include";
-      if (!include && !k_file_keywords.count(t.text)) continue;
-      const Token& name = tokens[i + 1];
+      // `#fopen HANDLE "name" read`: a data file the scene reads with #read (its writes fail in the
+      // sandbox, in single and in the farm alike).
+      const bool read = t.text == "#fopen" && tokens.has(i + 3) && tokens[i + 2].is_string && tokens[i + 3].text == "read";
+      if (!include && !read && !k_file_keywords.count(t.text)) continue;
+      const Token& name = tokens[read ? i + 2 : i + 1];
       if (!name.is_string) continue;
       const std::string at = path + ":" + std::to_string(name.line) + ":" + std::to_string(name.column);
-      const std::string what = include ? "#include '" + name.text + "'" : t.text + " file '" + name.text + "'";
+      const std::string what = include ? "#include '" + name.text + "'"
+                               : read  ? "#fopen '" + name.text + "' read"
+                                       : t.text + " file '" + name.text + "'";
       if (fs::path(name.text).is_absolute()) {
         throw rt::SceneError(at + ": " + what + " is an absolute path: name it relative to the scene's folder");
       }
@@ -276,7 +324,7 @@ struct Scanner {
                                   " not found in the scene's folder, the asset folders or POV-Ray's include folders (" +
                                   (looked.empty() ? std::string("none configured") : looked.substr(2)) + ")";
       if (!open_blocks.empty()) {
-        const Token& block = *open_blocks.back();
+        const Token& block = open_blocks.back();
         warnings.push_back(missing + ", inside the " + block.text + " at line " + std::to_string(block.line) +
                              ": POV-Ray reads it only if that branch runs");
       } else if (conditional) {

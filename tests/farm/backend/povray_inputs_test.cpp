@@ -56,3 +56,33 @@ TEST_CASE("povray: a scene name and a TMPDIR with spaces, semicolons and hashes 
   const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK_MESSAGE(said.find("Nowhere") != std::string::npos, said);
 }
+
+TEST_CASE("povray: a data file the scene opens to read with fopen travels to the workers, and one that is nowhere is refused by name") {
+  if (test_process::run({"/bin/sh", "-c", "command -v povray && command -v bwrap"}, "/dev/null") != 0) {
+    MESSAGE("skipped: needs Debian's povray and bubblewrap");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("povray_fopen_read");
+  fs::create_directories(dir / "data");
+  std::ofstream(dir / "data" / "shade.txt") << "0.35,\n";
+  const std::string ball = "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+                           "sphere { 0, 1 pigment { rgb Shade } }\n";
+  std::ofstream(dir / "reads.pov") << "#fopen F \"data/shade.txt\" read\n#read (F, Shade)\n#fclose F\n" + ball;
+  const std::string scene = (dir / "reads.pov").string();
+  const std::string single = (dir / "single.png").string(), render = (dir / "render.png").string();
+  REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--width", "16", "--height", "16"},
+                            (dir / "single.log").string(), 120) == 0);
+  // Before the scan took #fopen's name, the workers had no data/shade.txt and the job failed.
+  REQUIRE(test_process::run({"/usr/bin/env", "FARM_CACHE=" + (dir / "cache").string(), k_farm, "render", scene, "-o", render,
+                             "--width", "16", "--height", "16", "--workers", "1"},
+                            (dir / "render.log").string(), 120) == 0);
+  CHECK(test_process::same_file(single, render));
+  std::ofstream(dir / "missing.pov") << "#fopen F \"nowhere.txt\" read\n#read (F, Shade)\n#fclose F\n" + ball;
+  for (const char* command : {"single", "render"}) {
+    CHECK(test_process::run({k_farm, command, (dir / "missing.pov").string(), "-o", single, "--width", "8", "--height", "8"},
+                            (dir / "missing.log").string(), 120) == 2);
+    std::ifstream in(dir / "missing.log");
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_MESSAGE(said.find("missing.pov:1:10: #fopen 'nowhere.txt' read not found") != std::string::npos, said);
+  }
+}
