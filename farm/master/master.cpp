@@ -226,7 +226,7 @@ RunStatus Master::start_live_view() {
   try {
     m_live = LivePublisher::start(m_o.http, m_o.http_token, m_o.render.scene_path, m_desc.settings.width,
                                   m_desc.settings.height, m_frames.front(), static_cast<int>(m_frames.size()),
-                                  m_encoding);
+                                  m_encoding, m_o.http_hosts);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return run_status_of(e);  // a bad address or a missing token; cannot listen: a failure
