@@ -137,6 +137,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   if (o.slurm_relay) slurm_relay = security::generate_key_pair();
 
   MasterOptions m = o.master;
+  if (!o.advertise.empty()) m.http_hosts.push_back(o.advertise);  // the live view answers to it too
   m.bind = "tcp://*:*";
   m.curve = security::CurveServer{master_keys.secret_key, also_allowed};
   // The workers' keys too, those behind a relay included: a site whose relay fails (or an

@@ -26,7 +26,11 @@ namespace farm {
 
 namespace {
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
+std::atomic<int> g_signal{0};
+void on_signal(int sig) {
+  g_signal.store(sig);
+  g_stop.store(true);
+}
 }  // namespace
 
 const std::atomic<bool>* install_stop_flag() {
@@ -36,6 +40,12 @@ const std::atomic<bool>* install_stop_flag() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   return &g_stop;
+}
+
+int exit_code_after_signal(RunStatus status, const char* who) {
+  if (status == RunStatus::ok && g_stop.load())
+    spdlog::info("the {} stopped on {}", who, g_signal.load() == SIGINT ? "SIGINT (Ctrl-C)" : "SIGTERM");
+  return exit_code(status);
 }
 
 void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen) {
@@ -258,7 +268,7 @@ int run_worker_command(const WorkerCommandOptions& o) {
     }
   }
   copy.stop = install_stop_flag();
-  return exit_code(run_worker(copy));
+  return exit_code_after_signal(run_worker(copy), "worker");
 }
 
 int run_render_command(const RenderCommandOptions& o, const std::string& self_exe) {

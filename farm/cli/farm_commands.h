@@ -57,5 +57,10 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
 
 // Installs SIGINT/SIGTERM handlers that set the returned flag.
 const std::atomic<bool>* install_stop_flag();
+// The exit code of a worker or relay whose loop returned `status`. One stopped by the flag
+// (SIGINT, SIGTERM) stopped as asked: exit 0, saying "the worker stopped on SIGTERM". It holds
+// no job's output (its blocks go back to the master's pool), and `farm render`, the launcher and
+// service managers stop workers so when a job is done (docs/failures.md, "Signals").
+int exit_code_after_signal(RunStatus status, const char* who);
 
 }  // namespace farm

@@ -14,9 +14,58 @@
 #include "cli/single_command.h"
 
 #include <unistd.h>
+
 #include <climits>
+#include <cstdlib>
+#include <exception>
+#include <new>
+
+#include "base/memory.h"
+
+namespace {
+
+void say(const char* text) {
+  ssize_t ignored = ::write(2, text, std::char_traits<char>::length(text));
+  (void)ignored;
+}
+
+// An allocation failure that leaves a thread's function (a server thread, a render thread)
+// would abort the process with SIGABRT and no word: it says so and exits 1 like any failure
+// (docs/failures.md, "not enough memory"). Written with write(2): nothing allocated. Anything
+// else that ends here is a bug: it is named, and aborts as before (a core to look at).
+[[noreturn]] void on_terminate() {
+  try {
+    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    say("error: not enough memory (an allocation failed: std::bad_alloc)\n");
+    std::_Exit(farm::k_exit_failure);
+  } catch (const std::exception& e) {
+    say("error: unexpected exception: ");
+    say(e.what());
+    say("\n");
+  } catch (...) {
+  }
+  std::abort();
+}
+
+int run(int argc, char** argv);
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    // Every command catches its own; this is the last guard, never an abort.
+    spdlog::error("{}", farm::error_text(e));
+    return farm::k_exit_failure;
+  }
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   farm::use_console_log();
   CLI::App app{"farm: a distributed ray-tracing render farm with adaptive block sizing"};
   farm::use_console_format(app);
@@ -72,3 +121,5 @@ int main(int argc, char** argv) {
   }
   return farm::k_exit_bad_input;
 }
+
+}  // namespace

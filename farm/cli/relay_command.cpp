@@ -109,7 +109,7 @@ int run_relay_command(const RelayCommandOptions& ro) {
   if (ro.launched) {
     if (RunStatus status = launched_relay(ro, o); status != RunStatus::ok) return exit_code(status);
     o.stop = install_stop_flag();
-    return exit_code(run_relay(o));
+    return exit_code_after_signal(run_relay(o), "relay");
   }
   try {
     RelayKeys keys = relay_socket_keys(o.connect, o.bind, ro.key_path, ro.master_key_path, ro.allow_path, o.insecure);
@@ -120,7 +120,7 @@ int run_relay_command(const RelayCommandOptions& ro) {
     return exit_code(run_status_of(e));
   }
   o.stop = install_stop_flag();
-  return exit_code(run_relay(o));
+  return exit_code_after_signal(run_relay(o), "relay");
 }
 
 }  // namespace farm

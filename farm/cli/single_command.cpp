@@ -27,6 +27,7 @@
 #include "backend/whole_frame.h"
 #include "base/file_checks.h"
 #include "base/file_write.h"
+#include "base/memory.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "cli/run_report.h"
@@ -41,6 +42,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// The whole frame in linear float RGBA, or OutOfMemory saying so (a 16384x16384 frame is 4 GiB).
+void allocate_frame(std::vector<float>& framebuffer, int width, int height) {
+  allocate_filled(framebuffer, static_cast<size_t>(width) * height * 4, 0.0f, "the " + image_size_text(width, height) + " frame",
+                  "float RGBA");
+}
 
 // Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
 // waits return, the render fails and unwinds, and their scratch folders go with it), and the
@@ -166,7 +173,13 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
-  std::vector<float> framebuffer(static_cast<size_t>(width) * height * 4);
+  std::vector<float> framebuffer;
+  try {
+    allocate_frame(framebuffer, width, height);
+  } catch (const OutOfMemory& e) {
+    spdlog::error("{}", e.what());
+    return k_exit_failure;
+  }
   for (int frame : frames) {
     const auto t0 = Clock::now();
     try {
@@ -177,7 +190,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
       return k_exit_bad_input;
     } catch (const std::exception& e) {
       if (stop_watch.stopped()) return stopped();
-      spdlog::error("{}: {}", o.render.scene_path, e.what());
+      spdlog::error("{}: {}", o.render.scene_path, error_text(e));
       return k_exit_failure;
     }
     if (stop_watch.stopped()) return stopped();
@@ -187,7 +200,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
       rt::write_image(out, width, height, framebuffer.data());
       spdlog::info("wrote {}", out);
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      spdlog::error("{}", error_text(e));
       return k_exit_failure;
     }
   }
@@ -305,14 +318,15 @@ int run_single(const SingleOptions& o) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
   } catch (const std::exception& e) {
-    spdlog::error("loading the scene failed: {}", e.what());
+    spdlog::error("loading the scene failed: {}", error_text(e));
     return k_exit_failure;
   }
 
   const rt::RenderSettings& s = desc.settings;
-  std::vector<float> framebuffer(static_cast<size_t>(s.width) * s.height * 4);
+  std::vector<float> framebuffer;
   double render_seconds = 0;
   try {
+    allocate_frame(framebuffer, s.width, s.height);
     render_seconds = render_frames(o, *scene, frames, framebuffer, costs ? &*costs : nullptr, report.rays);
     if (costs) {
       costs->note = cost_map_note(o, s, frames, threads);
@@ -320,7 +334,7 @@ int run_single(const SingleOptions& o) {
       spdlog::info("wrote {}", o.cost_map_path);
     }
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return k_exit_failure;
   }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/memory.h"
 #include "costs/cost_map_render.h"
 #include "render/render.h"
 #include "world/scene.h"
@@ -28,7 +29,9 @@ PreviewResult preview_cost_map(const rt::SceneDesc& desc, int frame, const Previ
   std::unique_ptr<rt::Scene> scene = rt::load_scene(small, load);
   // Tiles of 4 preview pixels are scale x 4 full pixels: fine enough for blocks down to 8.
   CostMap map(s.width, s.height, 4, 1);
-  std::vector<float> rgba(static_cast<size_t>(s.width) * s.height * 4);
+  std::vector<float> rgba;
+  allocate_filled(rgba, static_cast<size_t>(s.width) * s.height * 4, 0.0f,
+                  "the preview's " + image_size_text(s.width, s.height) + " frame", "float RGBA");
   render_frame_with_costs(*scene, frame, rgba.data(), map, 1);
   PreviewResult r;
   r.width = s.width;

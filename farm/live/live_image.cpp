@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/memory.h"
 #include "image/image_io.h"
 
 namespace farm {
 
-LiveImage::LiveImage(int width, int height)
-    : m_width(std::max(width, 0)), m_height(std::max(height, 0)), m_rgb(static_cast<size_t>(m_width) * m_height * 3, 0) {}
+LiveImage::LiveImage(int width, int height) : m_width(std::max(width, 0)), m_height(std::max(height, 0)) {
+  allocate_filled(m_rgb, static_cast<size_t>(m_width) * m_height * 3, uint8_t{0},
+                  "the live view's " + image_size_text(m_width, m_height) + " image", "8-bit RGB");
+}
 
 namespace {
 // The part of a block inside the image (a block is always inside; this guards the copy anyway).

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "live/connection_gate.h"
 #include "live/live_image.h"
@@ -26,6 +27,10 @@ struct LiveServerOptions {
   std::string address = "127.0.0.1";  // to bind; not loopback needs a token
   int port = 0;                       // 0: any free port
   std::string token;                  // required as ?token= or "Authorization: Bearer" when set
+  // Names (or addresses) clients may also use in their Host header, off loopback: the address
+  // the workers are told (render --advertise). The bound address and, off loopback, this
+  // machine's names are always served (live_host_names).
+  std::vector<std::string> also_hosts;
   GateOptions gate;                   // threads, connections, deadlines (connection_gate.h)
 };
 
@@ -33,6 +38,17 @@ struct LiveServerOptions {
 // option and what is wrong.
 LiveServerOptions parse_http_address(const std::string& text);
 bool is_loopback_address(const std::string& address);
+
+// The names a request's Host header may carry (lower case, IPv6 without brackets), so a web page
+// cannot read the live view through a name rebound to this machine (DNS rebinding): the bound
+// address; on loopback also localhost, 127.0.0.1 and ::1; on a wildcard or another address this
+// machine's host names (short and canonical), on a wildcard every address of its interfaces and
+// the loopback ones (it listens there too), and `o.also_hosts`.
+std::vector<std::string> live_host_names(const LiveServerOptions& o);
+// Whether `host` (a Host header: NAME, NAME:PORT, [V6] or [V6]:PORT; no port means 80) names
+// one of `names` on `port` (a loopback name on any port: a forwarded port, ssh -L). Case does
+// not matter, nor a trailing dot of a name.
+bool host_header_allowed(const std::string& host, const std::vector<std::string>& names, int port);
 
 class LiveServer {
  public:
@@ -59,6 +75,7 @@ class LiveServer {
   };
   std::shared_ptr<const StatusTexts> texts() const;
   LiveServerOptions m_o;
+  std::vector<std::string> m_host_names;  // live_host_names(m_o), set before serving
   LiveImage m_image;
   mutable std::mutex m_mutex;
   std::shared_ptr<const LiveStatus> m_status;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/memory.h"
 #include "job/job_spec.h"
 #include "image/image_io.h"
 #include "protocol/pixel_codec.h"
@@ -11,7 +12,13 @@ namespace farm {
 
 FrameStore::FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding)
     : m_width(width), m_height(height), m_encoding(encoding), m_bpp(proto::bytes_per_pixel(encoding)) {
-  for (int f : frames) m_frames[f].assign(static_cast<size_t>(width) * height * m_bpp, 0);
+  const std::string kind = encoding == proto::PixelEncoding::srgb8 ? "8-bit sRGB RGB" : "float RGB";
+  for (int f : frames) {
+    const std::string what = frames.size() == 1 ? "the " + image_size_text(width, height) + " image being assembled"
+                                                : "frame " + std::to_string(f) + "'s " + image_size_text(width, height) +
+                                                      " image being assembled (" + std::to_string(frames.size()) + " frames)";
+    allocate_filled(m_frames[f], static_cast<size_t>(width) * height * m_bpp, uint8_t{0}, what, kind);
+  }
 }
 
 void FrameStore::place(const Block& b, const std::vector<uint8_t>& pixels) {
@@ -39,7 +46,9 @@ std::vector<std::string> FrameStore::write_all(const std::string& output_path, b
 std::vector<float> FrameStore::rgba(int frame) const {
   const std::vector<uint8_t>& data = m_frames.at(frame);
   const size_t n = static_cast<size_t>(m_width) * m_height;
-  std::vector<float> out(n * 4, 1.0f);
+  std::vector<float> out;
+  allocate_filled(out, n * 4, 1.0f, "a float copy of the " + image_size_text(m_width, m_height) + " frame " + std::to_string(frame) + " (to write it or its tile map)",
+                  "float RGBA");
   for (size_t i = 0; i < n; ++i) {
     if (m_encoding == proto::PixelEncoding::srgb8) {
       for (int c = 0; c < 3; ++c) {

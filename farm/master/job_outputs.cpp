@@ -9,6 +9,7 @@
 #include "base/file_checks.h"
 #include "base/file_write.h"
 #include "base/json_text.h"
+#include "base/memory.h"
 #include "costs/cost_map_from_blocks.h"
 #include "job/job_spec.h"
 #include "master/tile_map.h"
@@ -75,7 +76,7 @@ bool write_job_outputs(const MasterOptions& o, const rt::RenderSettings& s, cons
     try {
       write();
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      spdlog::error("{}", error_text(e));
       all = false;
     }
   };

@@ -110,9 +110,11 @@ void LivePublisher::finish(double now, const JobController& job, const std::stri
 
 std::unique_ptr<LivePublisher> LivePublisher::start(const std::string& http, const std::string& token,
                                                     std::string scene, int width, int height, int frame_shown,
-                                                    int frames, proto::PixelEncoding encoding) {
+                                                    int frames, proto::PixelEncoding encoding,
+                                                    const std::vector<std::string>& also_hosts) {
   LiveServerOptions o = parse_http_address(http);
   o.token = token;
+  o.also_hosts = also_hosts;
   if (!is_loopback_address(o.address) && o.token.empty())
     throw std::invalid_argument("--http " + http + " is reachable from other machines: give --http-token");
   auto server = std::make_unique<LiveServer>(o, width, height);

@@ -21,11 +21,13 @@ class LivePublisher {
   LivePublisher(LiveServer& server, std::string scene, int frame_shown, int frames, proto::PixelEncoding encoding,
                 double interval = 0.25);
   // `--http ADDR:PORT`: starts the web server (owned by the publisher) for a width x height job.
-  // An address other machines can reach needs `token`. Throws std::invalid_argument naming what
+  // An address other machines can reach needs `token`; `also_hosts` are Host names it answers to
+  // besides its address and this machine's names (LiveServerOptions::also_hosts). Throws std::invalid_argument naming what
   // is wrong, or what the server throws when it cannot listen.
   static std::unique_ptr<LivePublisher> start(const std::string& http, const std::string& token, std::string scene,
                                               int width, int height, int frame_shown, int frames,
-                                              proto::PixelEncoding encoding);
+                                              proto::PixelEncoding encoding,
+                                              const std::vector<std::string>& also_hosts = {});
   std::string url() const { return m_server.url(); }
 
   // The accepted block's decoded pixels, in the wire encoding (as FrameStore::place takes them).

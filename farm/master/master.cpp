@@ -1,6 +1,7 @@
 #include "master/master_state.h"
 
 #include "base/file_checks.h"
+#include "base/memory.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 #include "backend/whole_frame.h"
@@ -70,7 +71,7 @@ RunStatus Master::setup() {
     if (status == RunStatus::bad_input)
       spdlog::error("{}", e.what());
     else
-      spdlog::error("the preview render failed: {}", e.what());
+      spdlog::error("the preview render failed: {}", error_text(e));
     return status;
   }
   return RunStatus::ok;
@@ -95,7 +96,7 @@ RunStatus Master::open_job() {
     m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding), *m_store,
                                              m_job->scheduler());
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return run_status_of(e);
   }
   if (m_live) m_live->maybe_publish(now(), *m_job);
@@ -234,9 +235,9 @@ RunStatus Master::start_live_view() {
   try {
     m_live = LivePublisher::start(m_o.http, m_o.http_token, m_o.render.scene_path, m_desc.settings.width,
                                   m_desc.settings.height, m_frames.front(), static_cast<int>(m_frames.size()),
-                                  m_encoding);
+                                  m_encoding, m_o.http_hosts);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return run_status_of(e);  // a bad address or a missing token; cannot listen: a failure
   }
   spdlog::info("live view: {}", m_live->url());
@@ -264,12 +265,12 @@ RunStatus Master::finish() {
   try {
     written = m_store->write_all(m_o.render.output_path, m_frames.size() > 1);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     if (journal_whole) {
       spdlog::error("every rendered block is kept in the journal '{}': make room (or fix the path) and run the same "
                     "command with --resume to write the image without rendering again", m_journal->path());
     }
-    live_finished(std::string("failed: ") + e.what());
+    live_finished("failed: " + error_text(e));
     return RunStatus::failure;
   }
   for (const std::string& p : written) spdlog::info("wrote {}", p);
@@ -306,7 +307,7 @@ RunStatus run_master(const MasterOptions& options) {
   try {
     return master_detail::Master(options).run();
   } catch (const std::exception& e) {
-    spdlog::error("master failed: {}", e.what());
+    spdlog::error("master failed: {}", error_text(e));
     return RunStatus::failure;
   }
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "job/job_spec.h"
 #include "job/run_status.h"
@@ -57,6 +58,7 @@ struct MasterOptions {
   // An address off loopback needs a token (refused without one).
   std::string http;
   std::string http_token;
+  std::vector<std::string> http_hosts;  // Host names the live view also answers to (render --advertise)
   double http_linger = 0;  // seconds the live view keeps serving the final state after the job
   // Called when a worker of this name joins (true) or leaves, dies or is cut off (false).
   std::function<void(const std::string& name, bool joined)> on_worker_change;

@@ -340,6 +340,16 @@ RunStatus Relay::run() {
     } else if (m_up && m_last_hello < 0) {
       join_upstream();  // the next job, or a rejoin the master asked for
     }
+    if (!m_up && m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
+      // It joins its master once its site workers are there (relay_site.cpp): until then it
+      // is without one as surely as when the master is silent (docs/relays.md, Failures).
+      const std::string reached = m_peers.empty() ? std::string("no site worker")
+                                                  : std::to_string(m_peers.size()) + " of the " +
+                                                        std::to_string(std::max(1, m_o.workers)) + " site workers it waits for";
+      spdlog::error("{} reached this relay at {} in {:.0f} s, so it never joined its master at {}; giving up", reached,
+                    endpoint, t - silent_since, m_o.connect);
+      return RunStatus::failure;
+    }
   }
 }
 

@@ -37,7 +37,8 @@ struct RelayOptions {
   int spare = 4;
   std::string cache_dir;       // the site's copy of the job's files; empty = default_cache_dir()
   bool once = false;           // exit after one job
-  double give_up_after = 0;    // > 0: exit 1 after this long without a master
+  double give_up_after = 0;    // > 0: exit 1 after this long without a master (waiting for the site
+                               // workers before joining one counts: docs/relays.md, Failures)
   const std::atomic<bool>* stop = nullptr;
   // Called once the site socket is bound, with the actual endpoint (port resolved).
   std::function<void(const std::string& endpoint)> on_bound;

@@ -48,6 +48,12 @@ std::string refusal_for(const std::string& path, const FileRules& rules) {
   return outside_roots_message(uri, (fs::path(rules.dir) / uri).lexically_normal().string(), rules.roots);
 }
 
+// The file tinygltf's `path` (the folder + "/" + the decoded URI) names, lexically: the path
+// judged by refusal_for, listed as the job's asset (list_references, resolve_gltf_uri) and read
+// are one. Left to the OS, "sub/../x.bin" needed a folder `sub` (which a worker's copy of the
+// job, holding files only, lacks), and a `sub` that is a link led elsewhere than was judged.
+std::string lexical(const std::string& path) { return fs::path(path).lexically_normal().string(); }
+
 bool file_exists(const std::string& path, void* user) {
   auto* rules = static_cast<FileRules*>(user);
   if (std::string why = refusal_for(path, *rules); !why.empty()) {
@@ -55,14 +61,15 @@ bool file_exists(const std::string& path, void* user) {
     if (rules->refusal.empty()) rules->refusal = why;
     return false;
   }
-  if (!is_regular_file_of_bounded_size(path)) {
+  const std::string file = lexical(path);
+  if (!is_regular_file_of_bounded_size(file)) {
     // The first try is the document's folder: say what is missing there, not why the
     // working-directory retry after it was refused.
     if (rules->refusal.empty()) {
       struct stat st {};
-      rules->refusal = ::stat(path.c_str(), &st) != 0 ? "'" + path + "' not found"
-                       : S_ISREG(st.st_mode)          ? "'" + path + "' is larger than 2 GiB"
-                                                      : "'" + path + "' is not a regular file";
+      rules->refusal = ::stat(file.c_str(), &st) != 0 ? "'" + file + "' not found"
+                       : S_ISREG(st.st_mode)          ? "'" + file + "' is larger than 2 GiB"
+                                                      : "'" + file + "' is not a regular file";
     }
     return false;
   }
@@ -73,8 +80,9 @@ bool file_exists(const std::string& path, void* user) {
 // write has no business naming either.
 std::string expand_nothing(const std::string& path, void*) { return path; }
 
-bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const std::string& path, void* user) {
-  if (!refusal_for(path, *static_cast<FileRules*>(user)).empty() || !is_regular_file_of_bounded_size(path)) {
+bool read_whole_file(std::vector<unsigned char>* out, std::string* err, const std::string& tinygltf_path, void* user) {
+  const std::string path = lexical(tinygltf_path);
+  if (!refusal_for(tinygltf_path, *static_cast<FileRules*>(user)).empty() || !is_regular_file_of_bounded_size(path)) {
     if (err) *err += "cannot read '" + path + "' (missing, not a regular file, or larger than 2 GiB)\n";
     return false;
   }

@@ -125,7 +125,8 @@ TEST_CASE("live: 200 idle connections do not keep /api/status from answering wit
 TEST_CASE("live: clients sending one byte a second (slowloris) do not keep /api/status from answering within 1 s") {
   LiveServer server(LiveServerOptions{}, 64, 48);
   server.publish(status_with_seven_blocks());
-  const std::string request = "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow\r\n\r\n";
+  const std::string request =
+      "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) + "\r\nUser-Agent: slow\r\n\r\n";
   Sockets slow;
   for (int i = 0; i < 50; ++i) {
     const int fd = connect_to(server.port());
@@ -166,10 +167,11 @@ TEST_CASE("live: a kept-alive connection serves several requests, and a request 
   const int fd = connect_to(server.port());
   REQUIRE(fd >= 0);
   Sockets s{{fd}};
-  const std::string one = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /api/status HTTP/1.1\r\nHo";
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());  // a Host it serves (live_host_names)
+  const std::string one = "GET /metrics HTTP/1.1\r\nHost: " + host + "\r\n\r\nGET /api/status HTTP/1.1\r\nHo";
   REQUIRE(::send(fd, one.data(), one.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(one.size()));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const std::string two = "st: x\r\nConnection: close\r\n\r\n";
+  const std::string two = "st: " + host + "\r\nConnection: close\r\n\r\n";
   REQUIRE(::send(fd, two.data(), two.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(two.size()));
   std::string got;
   char buf[4096];
@@ -222,7 +224,7 @@ TEST_CASE("live: clients that never read their answers (a large PNG) do not keep
     REQUIRE(png.size() > 6'000'000);
   }
   Sockets stuck;
-  const std::string get_png = "GET /image.png HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string get_png = "GET /image.png HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) + "\r\n\r\n";
   for (int i = 0; i < 8; ++i) {  // twice the serving threads
     const int fd = connect_to(server.port(), 4096);
     REQUIRE(fd >= 0);

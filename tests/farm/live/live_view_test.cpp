@@ -112,6 +112,68 @@ TEST_CASE("live: the server serves status, metrics and the image so far, asks fo
   CHECK(post->status == 405);
 }
 
+TEST_CASE("live: on loopback the server answers only the Host names it serves (no DNS rebinding)") {
+  LiveServer server(LiveServerOptions{}, 8, 4);
+  const std::string port = std::to_string(server.port());
+  httplib::Client c("127.0.0.1", server.port());
+  const auto status_for = [&](const std::string& host) {
+    auto r = c.Get("/api/status", httplib::Headers{{"Host", host}});
+    return r ? r->status : -1;
+  };
+  // A loopback name on another port is a forwarded one (ssh -L 9000:127.0.0.1:PORT): served.
+  for (const std::string& ok : {"127.0.0.1:" + port, "localhost:" + port, "LocalHost:" + port, "[::1]:" + port,
+                                std::string("localhost:9000"), std::string("127.0.0.1")}) {
+    CAPTURE(ok);
+    CHECK(status_for(ok) == 200);
+  }
+  // A page that rebound its own name to 127.0.0.1 sends its own name: refused, whatever the path.
+  for (const std::string& bad : {"evil.example:" + port, std::string("evil.example"), "127.0.0.1.evil.example:" + port,
+                                 "localhost.evil.example:" + port, "::1:" + port, "[::1]x:" + port, std::string("")}) {
+    CAPTURE(bad);
+    CHECK(status_for(bad) == 421);
+  }
+  auto page = c.Get("/", httplib::Headers{{"Host", "evil.example:" + port}});
+  REQUIRE(page);
+  CHECK(page->status == 421);
+  CHECK(page->body.find("misdirected request") != std::string::npos);
+  CHECK(page->body.find("<title>") == std::string::npos);
+  CHECK(c.Get("/image.png", httplib::Headers{{"Host", "evil.example:" + port}})->status == 421);
+}
+
+TEST_CASE("live: on a wildcard address the server also answers this machine's names and addresses, and --advertise's") {
+  LiveServerOptions o = parse_http_address("0.0.0.0:0");
+  o.token = "t";
+  o.also_hosts = {"Render-Head.Example"};
+  const std::vector<std::string> names = live_host_names(o);
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  LiveServer server(o, 8, 4);
+  const std::string port = std::to_string(server.port());
+  CHECK(host_header_allowed(std::string(host) + ":" + port, names, server.port()));
+  CHECK(host_header_allowed("render-head.example:" + port, names, server.port()));
+  CHECK(host_header_allowed("render-head.example.:" + port, names, server.port()));
+  CHECK(host_header_allowed("127.0.0.1:" + port, names, server.port()));
+  CHECK_FALSE(host_header_allowed("evil.example:" + port, names, server.port()));
+  CHECK_FALSE(host_header_allowed(std::string(host) + ":" + std::to_string(server.port() + 1), names, server.port()));
+  // Port 80 is the one a Host without a port means.
+  CHECK(host_header_allowed("render-head.example", names, 80));
+  CHECK_FALSE(host_header_allowed("render-head.example", names, 8080));
+  httplib::Client c("127.0.0.1", server.port());
+  auto mine = c.Get("/api/status?token=t", httplib::Headers{{"Host", std::string(host) + ":" + port}});
+  REQUIRE(mine);
+  CHECK(mine->status == 200);
+  auto evil = c.Get("/api/status?token=t", httplib::Headers{{"Host", "evil.example:" + port}});
+  REQUIRE(evil);
+  CHECK(evil->status == 421);
+  // Bound to one non-loopback address, the loopback names are not served (it does not listen there).
+  LiveServerOptions one;
+  one.address = "192.0.2.7";
+  const std::vector<std::string> one_names = live_host_names(one);
+  CHECK(host_header_allowed("192.0.2.7:8080", one_names, 8080));
+  CHECK(host_header_allowed(std::string(host) + ":8080", one_names, 8080));
+  CHECK_FALSE(host_header_allowed("localhost:8080", one_names, 8080));
+}
+
 TEST_CASE("live: an address off loopback without a token is refused before any work") {
   Fixture f("live_refused", 2);
   const std::string log = f.path("render.log");

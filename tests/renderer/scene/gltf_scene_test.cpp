@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,6 +111,41 @@ TEST_CASE("glTF: an emissive 2x2 texture shows its texels where the file's ortho
   CHECK(r.desc.cameras.size() == 1);
   CHECK(r.desc.camera.key.ortho_height == doctest::Approx(2.0));
   CHECK(r.desc.camera_aspect == doctest::Approx(1.0));
+}
+
+// Replaces the first `from` in the file at `path` by `to`.
+void replace_in_file(const std::string& path, const std::string& from, const std::string& to) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+}
+
+TEST_CASE("glTF: a URI's '..' is resolved by name, as URIs are: 'sub/../x.bin' reads x.bin whatever 'sub' is") {
+  // What the asset list names (resolve_gltf_uri, lexical) and what is read must be one file: the
+  // farm's workers hold the listed files only, never an empty 'sub' (issue 38).
+  Dir d("gltf_dot_dot");
+  QuadOptions o;
+  o.material_json = k_emissive_textured;
+  o.texture_uri = "sub/../tex.png";
+  const std::string gltf = gltf_fixture::write_quad(d.path, "quad", o);  // tex.png: Dir's
+  replace_in_file(gltf, R"("uri": "quad.bin")", R"("uri": "sub/../quad.bin")");
+  for (const char* how : {"no folder 'sub'", "an empty folder 'sub'", "'sub' a link to another folder"}) {
+    CAPTURE(how);
+    if (std::string(how) == "an empty folder 'sub'") fs::create_directory(d.path / "sub");
+    if (std::string(how) == "'sub' a link to another folder") {
+      // By the OS, sub/../quad.bin would be elsewhere/../quad.bin: a file the URI's check never saw.
+      fs::remove(d.path / "sub");
+      fs::create_directories(d.path / "elsewhere" / "deeper");
+      fs::create_directory_symlink(d.path / "elsewhere" / "deeper", d.path / "sub");
+      std::ofstream(d.path / "elsewhere" / "quad.bin") << "not the quad";
+    }
+    Rendered r = render_gltf(gltf);
+    check_colour(r.at(0, 0), {2, 0, 0});
+    check_colour(r.at(7, 7), {2, 2, 2});
+  }
 }
 
 TEST_CASE("glTF: KHR_texture_transform moves the texture") {
