@@ -36,7 +36,9 @@ foreach(label IN LISTS TEST_LABELS)
     # A filter that matched no test would pass with "test cases: 0": fail it instead.
     string(APPEND script "set_tests_properties([==[${name}]==] PROPERTIES LABELS ${label} "
                          "WORKING_DIRECTORY \"${TEST_WORKING_DIR}\" "
-                         "FAIL_REGULAR_EXPRESSION [==[test cases: +0 [|]]==])\n")
+                         "FAIL_REGULAR_EXPRESSION [==[test cases: +0 [|]]==] "
+                         # A test that cannot run here says so and returns: a skip, not a pass.
+                         "SKIP_REGULAR_EXPRESSION [==[SKIPPED [(]not passed[)]]==])\n")
     list(APPEND labelled "${name}")
   endforeach()
 endforeach()
