@@ -290,7 +290,14 @@ RunStatus Relay::run() {
       if (!m_up->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
       if (!d.message) {
-        spdlog::warn("relay: ignored a bad message from the master: {}", d.error);
+        if (d.refused_type == "Welcome") {
+          // As a worker does: the master learns why, instead of waiting for this site forever.
+          spdlog::error("relay: cannot take the master's job: {}", d.error);
+          send_up(proto::Error{proto::ErrorCode::bad_message,
+                               ("relay '" + m_name + "' cannot take the job as sent: " + d.error).substr(0, 1000)});
+        } else {
+          spdlog::warn("relay: ignored a bad message from the master: {}", d.error);
+        }
         continue;
       }
       silent_since = now();

@@ -63,6 +63,7 @@ class Worker {
   // Returns an exit code to stop with, or -1 to go on.
   std::optional<RunStatus> on_message(const proto::Message& m);
   void on_welcome(const proto::Welcome& w);
+  void refuse_welcome(const std::string& why);
   void start_loading();
   void finish_loading();
   void fail_job(const std::string& why, proto::ErrorCode code);
@@ -187,6 +188,16 @@ void Worker::on_welcome(const proto::Welcome& w) {
     m_state = State::fetching;
     send(proto::AssetRequest{{m_missing.begin(), m_missing.end()}});
   }
+}
+
+// A job this worker cannot take as the master sent it (a value past this build's protocol
+// bounds: a master of another build, or one that did not check its scene): said, not dropped,
+// or the master would wait for this worker forever. It stays connected and idle; the master
+// ends the job when no connected worker can take it.
+void Worker::refuse_welcome(const std::string& why) {
+  spdlog::error("cannot take the master's job: {}", why);
+  if (m_state != State::joining) reset_job();  // a Welcome is a new job: the old one is over
+  send(proto::Error{proto::ErrorCode::bad_message, ("this worker cannot take the job as sent: " + why).substr(0, 1000)});
 }
 
 void Worker::start_loading() {
@@ -449,7 +460,11 @@ RunStatus Worker::run() {
       if (!m_socket->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
       if (!d.message) {
-        spdlog::warn("ignored a bad message from the master: {}", d.error);
+        if (d.refused_type == "Welcome") {
+          refuse_welcome(d.error);
+        } else {
+          spdlog::warn("ignored a bad message from the master: {}", d.error);
+        }
         continue;
       }
       if (std::optional<RunStatus> status = on_message(*d.message)) return *status;
