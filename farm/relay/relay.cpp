@@ -88,8 +88,14 @@ void Relay::on_welcome(const proto::Welcome& w) {
   }
   m_job = w;
   m_missing.clear();
-  for (const proto::AssetRef& a : w.assets)
-    if (!m_cache.has(a.hash)) m_missing.insert(a.hash);
+  for (const proto::AssetRef& a : w.assets) {
+    const AssetCache::Object cached = m_cache.check(a.hash);
+    if (cached == AssetCache::Object::changed) {
+      spdlog::warn("relay: the cached copy of asset '{}' ({}) no longer matches its hash: removed, fetched again", a.name,
+                   a.hash);
+    }
+    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
+  }
   spdlog::info("relay joined job {:x}: scene '{}', {} asset(s), {} to fetch for the site", w.job_id, w.scene_name,
                w.assets.size(), m_missing.size());
   if (m_missing.empty()) {

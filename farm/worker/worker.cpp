@@ -178,8 +178,15 @@ void Worker::on_welcome(const proto::Welcome& w) {
   if (m_state != State::joining) reset_job();
   m_job = w;
   m_missing.clear();
-  for (const proto::AssetRef& a : w.assets)
-    if (!m_cache.has(a.hash)) m_missing.insert(a.hash);
+  for (const proto::AssetRef& a : w.assets) {
+    const AssetCache::Object cached = m_cache.check(a.hash);
+    if (cached == AssetCache::Object::changed) {
+      spdlog::warn("the cached copy of asset '{}' ({}) no longer matches its hash: something wrote to it (a renderer "
+                   "through an earlier job's folder?); it was removed and is fetched again from the master",
+                   a.name, a.hash);
+    }
+    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
+  }
   spdlog::info("joined job {:x}: scene '{}', {} asset(s), {} to fetch", w.job_id, w.scene_name, w.assets.size(),
                m_missing.size());
   if (m_missing.empty()) {
