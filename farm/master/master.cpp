@@ -15,7 +15,10 @@ RunStatus Master::setup() {
     check_job_output_paths(m_o);
     m_desc = load_scene_desc(m_o.render);
     m_frames = frames_to_render(m_o.render, m_desc);
-    check_frame_outputs(m_o, m_frames);
+    if (!check_frame_outputs(m_o, m_frames)) {
+      spdlog::error("interrupted: no image written");
+      return RunStatus::failure;
+    }
     rt::AssetSearch search;
     search.dirs = m_o.render.asset_dirs;
     m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
