@@ -29,50 +29,74 @@ std::optional<proto::Message> decoded(const zmq::message_t& m) {
 
 }  // namespace
 
-TEST_CASE("worker: a Welcome past its protocol's bounds is answered with the reason, not dropped") {
+namespace {
+
+// A master that did not check its scene (or of another build) sends 100000 samples per pixel to
+// `peer` (a worker or a relay): its answer, within 20 s.
+std::optional<proto::Error> answer_to_bad_welcome(Child& peer, zmq::socket_t& master) {
+  master.set(zmq::sockopt::rcvtimeo, 200);
+  bool welcomed = false;
+  for (auto t0 = Clock::now(); seconds_since(t0) < 20 && peer.poll() == -1;) {
+    zmq::message_t from, body;
+    if (!master.recv(from)) continue;
+    REQUIRE(master.recv(body));
+    std::optional<proto::Message> m = decoded(body);
+    REQUIRE(m);
+    if (std::holds_alternative<proto::Hello>(*m) && !welcomed) {
+      proto::Welcome w;
+      w.job_id = 77;
+      w.scene_name = "scene.toml";
+      w.settings.width = 32;
+      w.settings.height = 24;
+      w.settings.spp = 100000;
+      w.settings.max_depth = 4;
+      const std::vector<uint8_t> bytes = proto::encode(w);
+      master.send(from, zmq::send_flags::sndmore);
+      master.send(zmq::buffer(bytes));
+      welcomed = true;
+    } else if (const auto* e = std::get_if<proto::Error>(&*m)) {
+      return *e;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("worker and relay: a Welcome past their protocol's bounds is answered with the reason, not dropped") {
   const fs::path dir = test_paths::temp_dir("welcome_refused");
   zmq::context_t ctx;
   zmq::socket_t master(ctx, zmq::socket_type::router);
   master.set(zmq::sockopt::linger, 0);
   master.bind("tcp://127.0.0.1:*");
   const std::string endpoint = master.get(zmq::sockopt::last_endpoint);
-  Child worker({k_farm, "worker", "--connect", endpoint, "--threads", "1", "--name", "w", "--cache",
-                (dir / "cache").string(), "--give-up-after", "20"},
-               (dir / "w.log").string());
-  master.set(zmq::sockopt::rcvtimeo, 200);
-  std::string identity;
-  std::optional<proto::Error> answer;
-  bool welcomed = false;
-  for (auto t0 = Clock::now(); seconds_since(t0) < 20 && !answer;) {
-    zmq::message_t from, body;
-    if (!master.recv(from)) continue;
-    REQUIRE(master.recv(body));
-    identity.assign(static_cast<const char*>(from.data()), from.size());
-    std::optional<proto::Message> m = decoded(body);
-    REQUIRE(m);
-    if (std::holds_alternative<proto::Hello>(*m) && !welcomed) {
-      // A master that did not check its scene (or of another build): 100000 samples per pixel.
-      proto::Welcome w;
-      w.job_id = 77;
-      w.scene_name = "scene.toml";
-      w.settings = {32, 24, 100000, 4, 0, rt::IntegratorKind::path, std::nullopt, std::nullopt, {}};
-      const std::vector<uint8_t> bytes = proto::encode(w);
-      master.send(zmq::buffer(identity), zmq::send_flags::sndmore);
-      master.send(zmq::buffer(bytes));
-      welcomed = true;
-    } else if (const auto* e = std::get_if<proto::Error>(&*m)) {
-      answer = *e;
-    }
+  const std::string why = "malformed Welcome: spp 100000 out of range (1 to 65536)";
+  SUBCASE("a worker") {
+    Child worker({k_farm, "worker", "--connect", endpoint, "--threads", "1", "--name", "w", "--cache",
+                  (dir / "cache").string(), "--give-up-after", "20"},
+                 (dir / "w.log").string());
+    std::optional<proto::Error> answer = answer_to_bad_welcome(worker, master);
+    REQUIRE_MESSAGE(answer, worker.log());
+    CHECK(answer->code == proto::ErrorCode::bad_message);
+    CHECK(answer->message == "this worker cannot take the job as sent: " + why);
+    CHECK_MESSAGE(worker.log().find("error: cannot take the master's job: " + why) != std::string::npos, worker.log());
+    CHECK(worker.poll() == -1);  // connected and idle, for a job it can take
+    worker.kill(SIGTERM);
+    CHECK(worker.wait(30) == 0);
   }
-  REQUIRE_MESSAGE(answer, worker.log());
-  CHECK(answer->code == proto::ErrorCode::bad_message);
-  CHECK(answer->message ==
-        "this worker cannot take the job as sent: malformed Welcome: spp 100000 out of range (1 to 65536)");
-  CHECK_MESSAGE(worker.log().find("cannot take the master's job: malformed Welcome: spp 100000") != std::string::npos,
-                worker.log());
-  CHECK(worker.poll() == -1);  // connected and idle, for a job it can take
-  worker.kill(SIGTERM);
-  CHECK(worker.wait(30) == 0);
+  SUBCASE("a relay") {
+    Child relay({k_farm, "relay", "--connect", endpoint, "--bind", "tcp://127.0.0.1:*", "--name", "r", "--threads", "1",
+                 "--cache", (dir / "cache").string(), "--give-up-after", "20"},
+                (dir / "r.log").string());
+    std::optional<proto::Error> answer = answer_to_bad_welcome(relay, master);
+    REQUIRE_MESSAGE(answer, relay.log());
+    CHECK(answer->code == proto::ErrorCode::bad_message);
+    CHECK(answer->message == "relay 'r' cannot take the job as sent: " + why);
+    CHECK_MESSAGE(relay.log().find("error: relay: cannot take the master's job: " + why) != std::string::npos, relay.log());
+    CHECK(relay.poll() == -1);
+    relay.kill(SIGTERM);
+    relay.wait(30);
+  }
   fs::remove_all(dir);
 }
 
