@@ -1,5 +1,7 @@
 #include "assets/asset_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,9 +22,46 @@ AssetCache::AssetCache(std::string root) : m_root(std::move(root)) {}
 
 std::string AssetCache::object_path(const std::string& hash) const { return (fs::path(m_root) / "objects" / hash).string(); }
 
-bool AssetCache::has(const std::string& hash) const {
-  std::error_code ec;
-  return is_content_hash(hash) && fs::is_regular_file(object_path(hash), ec);
+namespace {
+
+constexpr mode_t k_object_mode = 0444;  // no job folder can be written through a link to an object
+
+}  // namespace
+
+AssetCache::Object AssetCache::check(const std::string& hash) const {
+  if (!is_content_hash(hash)) return Object::absent;
+  const std::string path = object_path(hash);
+  auto stamp_of = [](const struct stat& st) {
+    return Stamp{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+                 int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
+                 int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec};
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Object::absent;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (auto known = m_verified.find(hash); known != m_verified.end() && known->second == stamp_of(st)) return Object::intact;
+  // Hashed, not trusted: it may have been written since another process (or this one) verified
+  // it. One pass over the file, paid once per process and object, not once per job.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Object::absent;  // removed meanwhile (another worker found it changed)
+  struct stat opened {};
+  std::optional<std::string> found;
+  if (::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode)) found = content_hash_of_file(fd);
+  ::close(fd);
+  if (found && *found == hash) {
+    // Objects stored by an older farm were writable: make them read-only too. The chmod moves
+    // the change time, so the stamp is taken after it.
+    if ((opened.st_mode & 07777) != k_object_mode) (void)::chmod(path.c_str(), k_object_mode);
+    if (::stat(path.c_str(), &st) == 0 && st.st_ino == opened.st_ino && st.st_dev == opened.st_dev) {
+      m_verified[hash] = stamp_of(st);
+    }
+    return Object::intact;
+  }
+  // Changed (or unreadable): thrown away, so the worker fetches it again from the master. Only
+  // the file that was hashed: another worker sharing the cache may have stored a good one since.
+  m_verified.erase(hash);
+  if (::stat(path.c_str(), &st) == 0 && st.st_ino == opened.st_ino && st.st_dev == opened.st_dev) ::unlink(path.c_str());
+  return Object::changed;
 }
 
 std::vector<std::string> AssetCache::cached_hashes() const {
@@ -59,8 +98,8 @@ Status AssetCache::store(const std::string& hash, const std::vector<uint8_t>& da
   FARM_CHECK(is_content_hash(hash));  // verify() first: a hash is also a file name here
   // The tag keeps processes sharing a cache (local workers, other PID namespaces, other machines
   // on a shared file system) from writing the same temporary file.
-  return write_file_via(object_path(hash) + ".tmp." + process_tag(), object_path(hash), data.data(),
-                        data.size());
+  return write_file_via(object_path(hash) + ".tmp." + process_tag(), object_path(hash), data.data(), data.size(),
+                        k_object_mode);
 }
 
 std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::AssetRef>& assets,
@@ -85,7 +124,9 @@ std::string AssetCache::materialize(uint64_t job_id, const std::vector<proto::As
   }
   for (const proto::AssetRef& a : assets) {
     if (!is_safe_relative_name(a.name)) throw std::runtime_error("unsafe asset name '" + a.name + "'");
-    if (!has(a.hash)) throw std::runtime_error("asset " + a.name + " (" + a.hash + ") is not in the cache");
+    if (!has(a.hash)) {
+      throw std::runtime_error("asset " + a.name + " (" + a.hash + ") is not in the cache, or changed since it was stored");
+    }
     fs::path target = dir / a.name;
     fs::create_directories(target.parent_path(), ec);
     fs::create_hard_link(object_path(a.hash), target, ec);

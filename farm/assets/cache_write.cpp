@@ -27,8 +27,10 @@ Status fail_and_remove(const std::string& tmp, int error) {
 
 }  // namespace
 
-Status write_file_via(const std::string& tmp, const std::string& path, const uint8_t* data, size_t size) {
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+Status write_file_via(const std::string& tmp, const std::string& path, const uint8_t* data, size_t size,
+                      unsigned mode) {
+  // Created with `mode` even when it is read-only: the mode applies to later opens, not this one.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return Status::error("cannot write '" + tmp + "': " + os_reason(errno));
   // `done` only grows by what write() says it wrote, which is at most what was left: it never
   // passes `size`, so `data + done` stays inside the buffer.

@@ -12,9 +12,11 @@
 namespace farm {
 
 // Writes `size` bytes to `tmp` (created, must not exist), then renames it to `path`, so a
-// crash never leaves a truncated `path`. On any failure `tmp` is removed and the Status says
-// "cannot write 'TMP': <strerror>" (or "cannot rename ... to ...: <strerror>").
-Status write_file_via(const std::string& tmp, const std::string& path, const uint8_t* data, size_t size);
+// crash never leaves a truncated `path`; `path` gets the permissions `mode` (less the umask). On
+// any failure `tmp` is removed and the Status says "cannot write 'TMP': <strerror>" (or "cannot
+// rename ... to ...: <strerror>").
+Status write_file_via(const std::string& tmp, const std::string& path, const uint8_t* data, size_t size,
+                      unsigned mode = 0644);
 
 // Creates `dir` (and parents), then writes and removes a file of one block in it: whether the
 // cache can take anything at all, asked before the worker joins. An empty file would not do:

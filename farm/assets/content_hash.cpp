@@ -1,14 +1,16 @@
 #include "assets/content_hash.h"
 
 #include <sodium.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 
 namespace farm {
 
-std::string content_hash(const uint8_t* data, size_t size) {
-  unsigned char digest[32];
-  crypto_generichash(digest, sizeof digest, data, size, nullptr, 0);
+namespace {
+
+std::string hex_of(const unsigned char (&digest)[32]) {
   static const char* hex = "0123456789abcdef";
   std::string out(64, '0');
   for (int i = 0; i < 32; ++i) {
@@ -16,6 +18,31 @@ std::string content_hash(const uint8_t* data, size_t size) {
     out[2 * i + 1] = hex[digest[i] & 15];
   }
   return out;
+}
+
+}  // namespace
+
+std::string content_hash(const uint8_t* data, size_t size) {
+  unsigned char digest[32];
+  crypto_generichash(digest, sizeof digest, data, size, nullptr, 0);
+  return hex_of(digest);
+}
+
+std::optional<std::string> content_hash_of_file(int fd) {
+  // The same BLAKE2b-256 as content_hash(): the streaming API gives the one-shot digest.
+  crypto_generichash_state state;
+  unsigned char digest[32];
+  crypto_generichash_init(&state, nullptr, 0, sizeof digest);
+  std::vector<unsigned char> piece(size_t{1} << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    crypto_generichash_update(&state, piece.data(), static_cast<unsigned long long>(n));
+  }
+  crypto_generichash_final(&state, digest, sizeof digest);
+  return hex_of(digest);
 }
 
 std::string content_hash(const std::vector<uint8_t>& data) { return content_hash(data.data(), data.size()); }

@@ -41,21 +41,9 @@ Status check_regular_file(const std::string& path, const std::string& what) {
 }
 
 Status probe_writable(const std::string& path, const std::string& what) {
+  if (Status own = check_writable_name(path, what); !own.ok()) return own;
   const std::filesystem::path target(path);
   const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    return Status::error("cannot write " + what + " " + quoted(path) + ": folder " + quoted(dir.string()) + ": " +
-                         os_reason(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) return Status::error("cannot write " + what + " " + quoted(path) + ": " + quoted(dir.string()) + " is not a folder");
-  if (::stat(path.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) return Status::error("cannot write " + what + " " + quoted(path) + ": it is " + kind_of(st.st_mode));
-    // O_NONBLOCK: harmless on a regular file, and no wait if it turned into a FIFO meanwhile.
-    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return Status::error("cannot write " + what + " " + quoted(path) + ": " + os_reason(errno));
-    ::close(fd);
-  }
   // The output is written later under its own name (or replaced through a temporary file), so
   // the folder must take a new file: probe with one that cannot clash with anything.
   const std::string probe = (dir / (".farm-probe-" + std::to_string(::getpid()))).string();
@@ -80,6 +68,25 @@ Status probe_writable(const std::string& path, const std::string& what) {
   if (err != 0) {
     return Status::error("cannot write " + what + " " + quoted(path) + ": folder " + quoted(dir.string()) + ": " +
                          os_reason(err));
+  }
+  return {};
+}
+
+Status check_writable_name(const std::string& path, const std::string& what) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Status::error("cannot write " + what + " " + quoted(path) + ": folder " + quoted(dir.string()) + ": " +
+                         os_reason(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::error("cannot write " + what + " " + quoted(path) + ": " + quoted(dir.string()) + " is not a folder");
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return Status::error("cannot write " + what + " " + quoted(path) + ": it is " + kind_of(st.st_mode));
+    // O_NONBLOCK: harmless on a regular file, and no wait if it turned into a FIFO meanwhile.
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return Status::error("cannot write " + what + " " + quoted(path) + ": " + os_reason(errno));
+    ::close(fd);
   }
   return {};
 }

@@ -25,4 +25,9 @@ Status check_regular_file(const std::string& path, const std::string& what);
 inline constexpr size_t k_probe_bytes = 64 * 1024;
 Status probe_writable(const std::string& path, const std::string& what);
 
+// The part of probe_writable that is `path`'s own: its folder exists, and `path`, if it exists,
+// is a regular file that opens for writing. For many names in one folder (an animation's
+// frames) once the folder itself has passed probe_writable: a stat each, no probe file.
+Status check_writable_name(const std::string& path, const std::string& what);
+
 }  // namespace farm

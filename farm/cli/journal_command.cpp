@@ -7,34 +7,9 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
-#include "scene/scene_desc.h"
 #include "master/journal.h"
 
 namespace farm {
-
-namespace {
-
-// The image's size and frames, from the identity the master wrote ("width=...", "frames=1,2").
-bool image_of(const std::string& identity, int& width, int& height, std::vector<int>& frames) {
-  std::istringstream in(identity);
-  width = height = 0;
-  frames.clear();
-  for (std::string line; std::getline(in, line);) {
-    try {
-      if (line.rfind("width=", 0) == 0) width = std::stoi(line.substr(6));
-      if (line.rfind("height=", 0) == 0) height = std::stoi(line.substr(7));
-      if (line.rfind("frames=", 0) == 0) {
-        std::istringstream list(line.substr(7));
-        for (std::string f; std::getline(list, f, ',');) frames.push_back(std::stoi(f));
-      }
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-  return width > 0 && height > 0 && width <= rt::k_max_image_side && height <= rt::k_max_image_side && !frames.empty() && frames.size() <= 100000;
-}
-
-}  // namespace
 
 void add_journal_command(CLI::App& app, JournalCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("journal", "Show a master's journal and check that every block was committed once");
@@ -51,12 +26,14 @@ int run_journal_command(const JournalCommandOptions& o) {
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));  // not a journal (JournalFormatError): 2; cannot read it: 1
   }
-  int width = 0, height = 0;
-  std::vector<int> frames;
-  if (!image_of(c.identity, width, height, frames)) {
-    spdlog::error("'{}': the job's identity does not give the image size and frames", o.path);
+  // The reader --resume uses, with its limits: every journal a master resumes is shown here.
+  IdentityImage image;
+  if (Status unreadable = identity_image(c.identity, image); !unreadable.ok()) {
+    spdlog::error("'{}': {}", o.path, unreadable.message());
     return k_exit_bad_input;
   }
+  const int width = image.width, height = image.height;
+  const std::vector<int>& frames = image.frames;
   std::map<uint32_t, std::pair<size_t, int64_t>> per_epoch;  // blocks, pixels
   int64_t pixels = 0;
   for (const JournalBlock& b : c.blocks) {
@@ -74,7 +51,7 @@ int run_journal_command(const JournalCommandOptions& o) {
               total ? 100.0 * static_cast<double>(pixels) / static_cast<double>(total) : 0.0);
   std::printf("torn bytes at the end: %llu\n", static_cast<unsigned long long>(c.torn_bytes));
   if (!c.damage.empty()) std::printf("damaged in the middle:\n%s", journal_damage_report(c).c_str());
-  Status problem = check_exactly_once(c.blocks, width, height, frames, o.complete);
+  Status problem = check_journal_blocks(c.blocks, image, o.complete);
   if (!problem.ok()) {
     std::printf("exactly once: NO: %s\n", problem.message().c_str());
     return k_exit_failure;

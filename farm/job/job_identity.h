@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "assets/asset_manifest.h"
+#include "base/status.h"
 #include "protocol/protocol.h"
 #include "scene/scene_desc.h"
 
@@ -23,5 +24,18 @@ struct JobIdentity {
 // that did not know to render it whole) is not resumed into an image of mixed blocks.
 JobIdentity make_job_identity(const std::vector<ManifestEntry>& manifest, const proto::JobSettings& settings,
                               const std::vector<int>& frames, proto::PixelEncoding encoding, bool whole_frames = false);
+
+// The image an identity's job renders, read back from its "width=", "height=", "frames=" and
+// "pixels=" lines.
+struct IdentityImage {
+  int width = 0, height = 0;
+  std::vector<int> frames;
+  proto::PixelEncoding encoding = proto::PixelEncoding::float32;
+};
+
+// The one reader of a journal's identity, for `farm journal` and --resume alike: ok with `image`
+// filled if the lines are there and within the limits every job keeps (the size, pixels and
+// frames of renderer/scene/render_settings.h, in a scene file's words), else why not.
+Status identity_image(const std::string& identity, IdentityImage& image);
 
 }  // namespace farm

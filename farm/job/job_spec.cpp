@@ -94,15 +94,22 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
   // One side given: the other keeps the .blend's aspect ratio.
   if (o.width && !o.height && info.width > 0) s.height = std::max(1, static_cast<int>(std::lround(double(*o.width) * info.height / info.width)));
   if (o.height && !o.width && info.height > 0) s.width = std::max(1, static_cast<int>(std::lround(double(*o.height) * info.width / info.height)));
-  if (s.width < 1 || s.height < 1 || s.width > rt::k_max_image_side || s.height > rt::k_max_image_side ||
-      static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels) {
-    throw std::invalid_argument("image of " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-                                " pixels is not one the farm renders (sides 1.." + std::to_string(rt::k_max_image_side) +
-                                ", at most 2^28 pixels)");
-  }
   s.spp = o.spp.value_or(info.samples);
-  if (s.spp < 1) throw rt::SceneError(name + ": the scene asks for " + std::to_string(s.spp) + " samples (pass --spp)");
-  s.frames = (info.frame_end - info.frame_start) / info.frame_step + 1;
+  // The limits a TOML scene's [render] table is read with, in its words: before anything probes
+  // the frames' outputs (a range of a million frames took minutes) or a worker is sent a job it
+  // must refuse. The frame count in 64 bits: a range over the whole int would overflow.
+  const int64_t frames = (int64_t{info.frame_end} - info.frame_start) / info.frame_step + 1;
+  if (std::string problem = rt::int_limit_problem("frames", frames, 1, rt::k_max_frames); !problem.empty()) {
+    throw rt::SceneError(name + ": " + problem + " (the .blend's frames " + std::to_string(info.frame_start) + ".." +
+                         std::to_string(info.frame_end) + " step " + std::to_string(info.frame_step) +
+                         "; set a shorter frame range in the .blend)");
+  }
+  s.frames = static_cast<int>(frames);
+  if (std::string problem = rt::render_settings_problem(s); !problem.empty()) {
+    const bool samples = problem.rfind("'spp'", 0) == 0;
+    throw rt::SceneError(name + ": " + problem + (samples ? " (the .blend's Cycles samples; --spp overrides them)"
+                                                          : " (the .blend's output size; --width and --height override it)"));
+  }
   BlenderJobOptions job;
   job.frame_start = info.frame_start;
   job.frame_step = info.frame_step;
@@ -155,6 +162,9 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& 
     if (Status regular = check_regular_file(o.scene_path, "scene file"); !regular.ok()) throw rt::SceneError(regular.message());
     rt::SceneDesc desc = scene_kind(o.scene_path) == SceneKind::povray ? povray_scene_desc(o, whole_frame_reasons)
                                                                         : blender_scene_desc(o, whole_frame_reasons);
+    // A .blend's values are checked where they are read; a .pov's size is the command line's.
+    if (std::string problem = rt::render_settings_problem(desc.settings); !problem.empty())
+      throw std::invalid_argument(o.scene_path + ": " + problem + " (--width and --height)");
     check_whole_frame_size(o.scene_path, whole_frame_reasons, desc.settings.width, desc.settings.height);
     if (o.frame && *o.frame > desc.settings.frames) {
       throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
@@ -183,10 +193,9 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& 
     if (!kind) throw std::invalid_argument("unknown integrator '" + *o.integrator + "'; valid: whitted, path");
     s.integrator = *kind;
   }
-  if (static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels) {
-    throw std::invalid_argument("image of " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-                                " pixels is too large (at most 2^28 pixels)");
-  }
+  // The file's values were read within these limits; the overrides may still pass them together.
+  if (std::string problem = rt::render_settings_problem(s); !problem.empty())
+    throw std::invalid_argument(o.scene_path + ": " + problem + " (with --width and --height)");
   if (o.frame && *o.frame > s.frames) {
     throw std::invalid_argument("--frame " + std::to_string(*o.frame) + " but the scene has " +
                                 std::to_string(s.frames) + " frame(s)");

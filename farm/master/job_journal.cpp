@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "master/frame_store.h"
+#include "protocol/pixel_codec.h"
 #include "scheduler/scheduler.h"
 
 namespace farm {
@@ -44,9 +45,17 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
                                 identity_difference(c.identity, job.text) +
                                 "Pass the scene and settings it was written with, or --fresh to discard it");
   }
+  // Read as `farm journal` reads it (one reader, one set of limits): the image its identity
+  // describes, which the same identity makes this job's.
+  IdentityImage image;
+  if (Status unreadable = identity_image(c.identity, image); !unreadable.ok()) {
+    throw std::invalid_argument("the journal '" + path + "' cannot be resumed: " + unreadable.message() +
+                                "; pass --fresh to discard it");
+  }
   const SchedulerConfig& s = scheduler.config();
-  Status problem = check_exactly_once(c.blocks, s.width, s.height, frames, false);
-  if (problem.ok()) problem = check_pixel_sizes(c.blocks, bytes_per_pixel);
+  FARM_CHECK(image.width == s.width && image.height == s.height && image.frames == frames &&
+             proto::bytes_per_pixel(image.encoding) == bytes_per_pixel);
+  Status problem = check_journal_blocks(c.blocks, image, false);
   if (!problem.ok()) {
     throw std::invalid_argument("the journal '" + path + "' is inconsistent (" + problem.message() +
                                 "); pass --fresh to discard it");

@@ -34,13 +34,17 @@ void write_cost_map(const MasterOptions& o, const rt::RenderSettings& s, const s
 
 }  // namespace
 
-void check_frame_outputs(const MasterOptions& o, const std::vector<int>& frames) {
+bool check_frame_outputs(const MasterOptions& o, const std::vector<int>& frames) {
   // An animation writes one file per frame (name_0003.png): each must be writable before any
   // rendering, or frame 3 fails after frames 1 and 2 are written, with a journal left behind.
-  for (int frame : frames) {
-    const std::string path = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
-    if (Status s = probe_writable(path, "output image"); !s.ok()) throw std::invalid_argument(s.message());
+  // Every frame's file is in the output's folder: that takes a new file if the first one's does.
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (o.stop && o.stop->load()) return false;
+    const std::string path = output_path_for_frame(o.render.output_path, frames[i], frames.size() > 1);
+    const Status s = i == 0 ? probe_writable(path, "output image") : check_writable_name(path, "output image");
+    if (!s.ok()) throw std::invalid_argument(s.message());
   }
+  return true;
 }
 
 void check_job_output_paths(const MasterOptions& o) {

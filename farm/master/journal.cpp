@@ -13,6 +13,8 @@
 #include <map>
 #include <sstream>
 
+#include "protocol/pixel_codec.h"
+
 namespace farm {
 
 namespace {
@@ -225,6 +227,11 @@ Status check_pixel_sizes(const std::vector<JournalBlock>& blocks, size_t bytes_p
     }
   }
   return {};
+}
+
+Status check_journal_blocks(const std::vector<JournalBlock>& blocks, const IdentityImage& image, bool complete) {
+  if (Status s = check_exactly_once(blocks, image.width, image.height, image.frames, complete); !s.ok()) return s;
+  return check_pixel_sizes(blocks, proto::bytes_per_pixel(image.encoding));
 }
 
 std::string identity_difference(const std::string& journal, const std::string& job) {

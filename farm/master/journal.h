@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "job/job_identity.h"
 #include "master/journal_format.h"
 #include "scheduler/scheduler_types.h"
 
@@ -43,6 +44,11 @@ Status check_exactly_once(const std::vector<JournalBlock>& blocks, int width, in
 Status check_pixel_sizes(const std::vector<JournalBlock>& blocks, size_t bytes_per_pixel);
 
 std::string identity_difference(const std::string& journal, const std::string& job);
+
+// What `farm journal` and --resume both ask of a journal's blocks, given the image its identity
+// describes (job/job_identity.h, identity_image): check_exactly_once, then check_pixel_sizes for
+// the identity's pixel encoding.
+Status check_journal_blocks(const std::vector<JournalBlock>& blocks, const IdentityImage& image, bool complete);
 
 class JournalWriter {
  public:

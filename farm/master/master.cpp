@@ -17,7 +17,10 @@ RunStatus Master::setup() {
     check_job_output_paths(m_o);
     m_desc = load_scene_desc(m_o.render, m_whole_frame_reasons);
     m_frames = frames_to_render(m_o.render, m_desc);
-    check_frame_outputs(m_o, m_frames);
+    if (!check_frame_outputs(m_o, m_frames)) {
+      spdlog::error("interrupted: no image written");
+      return RunStatus::failure;
+    }
     rt::AssetSearch search;
     search.dirs = m_o.render.asset_dirs;
     m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
@@ -124,11 +127,11 @@ RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve)
 std::string Master::abort_reason() {
   if (m_o.stop && m_o.stop->load()) return "interrupted";
   if (!m_block_failure.empty()) return m_block_failure;
-  // Every connected worker sits out and one was benched for failing blocks: none will render the
-  // rest (the journal keeps what was done, for --resume once the workers are mended).
-  if (!m_last_benched.empty() && !m_peers.empty() && m_sitting_out.size() == m_peers.size()) {
-    return "no worker left to render the job: every connected worker sits it out, the last benched being " +
-           m_last_benched;
+  // Every connected worker sits out and one was benched for failing blocks or refused the job as
+  // sent: none will render the rest (the journal keeps what was done, for --resume once the
+  // workers are mended).
+  if (!m_last_out_for_the_job.empty() && !m_peers.empty() && m_sitting_out.size() == m_peers.size()) {
+    return "no worker left to render the job: every connected worker sits it out, the last " + m_last_out_for_the_job;
   }
   if (m_o.should_abort)
     if (std::string why = m_o.should_abort(); !why.empty()) return why;

@@ -288,7 +288,7 @@ void Master::on_block_failed(const std::string& identity, Peer& peer, const prot
                                         m.reason);
     spdlog::warn("worker {} '{}' sits the rest of this job out: {}", peer.id, peer.name, why);
     m_sitting_out.insert(peer.id);
-    m_last_benched = fmt::format("worker {} '{}': {}", peer.id, peer.name, why);
+    m_last_out_for_the_job = fmt::format("benched being worker {} '{}': {}", peer.id, peer.name, why);
     if (m_live) m_live->worker_sits_out(peer.id, why);
   }
 }
@@ -363,10 +363,15 @@ void Master::on_frame(const std::string& identity, const uint8_t* data, size_t s
             m_job->leave(peer.id, t, false);
             forget(peer.id);
           } else {
-            // The worker cannot take part (its renderer is missing, or another version that may
-            // render other pixels): it stays connected, idle, and the job goes on without it.
+            // The worker cannot take part: its renderer is missing, or another version that may
+            // render other pixels (internal), or it refuses the job as this master sent it
+            // (bad_message: a value past its protocol's bounds, an option it will not run). It
+            // stays connected, idle, and the job goes on without it; refused by every connected
+            // worker, the job ends (abort_reason) instead of waiting for one that can take it.
             spdlog::warn("worker {} '{}' sits this job out: {}", peer.id, peer.name, m.message);
             m_sitting_out.insert(peer.id);
+            if (m.code == proto::ErrorCode::bad_message)
+              m_last_out_for_the_job = fmt::format("refusing it being worker {} '{}': {}", peer.id, peer.name, m.message);
             if (m_live) m_live->worker_sits_out(peer.id, m.message);
           }
         } else {

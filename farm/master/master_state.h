@@ -132,7 +132,10 @@ class Master {
   // height; at k_max_block_failures the job ends with m_block_failure instead of retrying forever.
   std::map<std::tuple<int, int, int, int, int>, int> m_block_failures;
   std::string m_block_failure;
-  std::string m_last_benched;  // why the last worker benched for failures sits out ("" if none was)
+  // Why the last worker that sits out for the job's sake does: benched for failures, or it
+  // refused the job as sent (any worker of its build would); "" if none did. Sitting out for its
+  // own sake (its renderer missing or another version) does not count: another worker may come.
+  std::string m_last_out_for_the_job;
   Progress m_progress;
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
   RunStatus start_live_view();

@@ -175,11 +175,16 @@ class Reader {
     s.height = x->height();
     if (s.width < 1 || s.height < 1 || s.width > m_limits.max_image_side || s.height > m_limits.max_image_side ||
         static_cast<long long>(s.width) * s.height > rt::k_max_image_pixels)
-      throw Malformed{"image size out of range"};
+      throw Malformed{"image size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " out of range (sides 1 to " +
+                      std::to_string(m_limits.max_image_side) + ", at most " + std::to_string(rt::k_max_image_pixels) +
+                      " pixels)"};
     s.spp = x->spp();
-    if (s.spp < 1 || s.spp > rt::k_max_spp) throw Malformed{"spp out of range"};
+    if (s.spp < 1 || s.spp > rt::k_max_spp)
+      throw Malformed{"spp " + std::to_string(s.spp) + " out of range (1 to " + std::to_string(rt::k_max_spp) + ")"};
     s.max_depth = x->max_depth();
-    if (s.max_depth < 0 || s.max_depth > rt::k_max_bounces) throw Malformed{"max_depth out of range"};
+    if (s.max_depth < 0 || s.max_depth > rt::k_max_bounces)
+      throw Malformed{"max_depth " + std::to_string(s.max_depth) + " out of range (0 to " + std::to_string(rt::k_max_bounces) +
+                      ")"};
     s.seed = x->seed();
     s.integrator = enumeration<rt::IntegratorKind>(static_cast<uint8_t>(x->integrator()), 1, "integrator");
     if (x->camera()) s.camera = str(x->camera(), "camera", true);
@@ -354,6 +359,7 @@ Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
     auto type = static_cast<unsigned>(env->body_type());
     std::string name = type >= 1 && type <= static_cast<unsigned>(w::Body::MAX) ? w::EnumNamesBody()[type] : "message";
     out.error = "malformed " + name + ": " + m.what;
+    if (name != "message") out.refused_type = name;
   } catch (const std::exception& e) {  // e.g. allocation failure on a huge but valid vector
     out.error = std::string("cannot decode message: ") + e.what();
   }

@@ -168,6 +168,9 @@ std::vector<uint8_t> encode(const Message& message);
 struct Decoded {
   std::optional<Message> message;  // set on success
   std::string error;               // set on failure: what was wrong
+  // On a failure, the type of a message whose envelope was sound but whose body was refused
+  // ("Welcome"), so a worker can answer a job it cannot take; "" otherwise.
+  std::string refused_type;
 };
 Decoded decode(const uint8_t* data, size_t size, const Limits& limits = {});
 

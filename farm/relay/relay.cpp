@@ -88,8 +88,14 @@ void Relay::on_welcome(const proto::Welcome& w) {
   }
   m_job = w;
   m_missing.clear();
-  for (const proto::AssetRef& a : w.assets)
-    if (!m_cache.has(a.hash)) m_missing.insert(a.hash);
+  for (const proto::AssetRef& a : w.assets) {
+    const AssetCache::Object cached = m_cache.check(a.hash);
+    if (cached == AssetCache::Object::changed) {
+      spdlog::warn("relay: the cached copy of asset '{}' ({}) no longer matches its hash: removed, fetched again", a.name,
+                   a.hash);
+    }
+    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
+  }
   spdlog::info("relay joined job {:x}: scene '{}', {} asset(s), {} to fetch for the site", w.job_id, w.scene_name,
                w.assets.size(), m_missing.size());
   if (m_missing.empty()) {
@@ -290,7 +296,14 @@ RunStatus Relay::run() {
       if (!m_up->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
       if (!d.message) {
-        spdlog::warn("relay: ignored a bad message from the master: {}", d.error);
+        if (d.refused_type == "Welcome") {
+          // As a worker does: the master learns why, instead of waiting for this site forever.
+          spdlog::error("relay: cannot take the master's job: {}", d.error);
+          send_up(proto::Error{proto::ErrorCode::bad_message,
+                               ("relay '" + m_name + "' cannot take the job as sent: " + d.error).substr(0, 1000)});
+        } else {
+          spdlog::warn("relay: ignored a bad message from the master: {}", d.error);
+        }
         continue;
       }
       silent_since = now();

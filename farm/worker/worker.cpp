@@ -63,6 +63,7 @@ class Worker {
   // Returns an exit code to stop with, or -1 to go on.
   std::optional<RunStatus> on_message(const proto::Message& m);
   void on_welcome(const proto::Welcome& w);
+  void refuse_welcome(const std::string& why);
   void start_loading();
   void finish_loading();
   void fail_job(const std::string& why, proto::ErrorCode code);
@@ -177,8 +178,15 @@ void Worker::on_welcome(const proto::Welcome& w) {
   if (m_state != State::joining) reset_job();
   m_job = w;
   m_missing.clear();
-  for (const proto::AssetRef& a : w.assets)
-    if (!m_cache.has(a.hash)) m_missing.insert(a.hash);
+  for (const proto::AssetRef& a : w.assets) {
+    const AssetCache::Object cached = m_cache.check(a.hash);
+    if (cached == AssetCache::Object::changed) {
+      spdlog::warn("the cached copy of asset '{}' ({}) no longer matches its hash: something wrote to it (a renderer "
+                   "through an earlier job's folder?); it was removed and is fetched again from the master",
+                   a.name, a.hash);
+    }
+    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
+  }
   spdlog::info("joined job {:x}: scene '{}', {} asset(s), {} to fetch", w.job_id, w.scene_name, w.assets.size(),
                m_missing.size());
   if (m_missing.empty()) {
@@ -187,6 +195,16 @@ void Worker::on_welcome(const proto::Welcome& w) {
     m_state = State::fetching;
     send(proto::AssetRequest{{m_missing.begin(), m_missing.end()}});
   }
+}
+
+// A job this worker cannot take as the master sent it (a value past this build's protocol
+// bounds: a master of another build, or one that did not check its scene): said, not dropped,
+// or the master would wait for this worker forever. It stays connected and idle; the master
+// ends the job when no connected worker can take it.
+void Worker::refuse_welcome(const std::string& why) {
+  spdlog::error("cannot take the master's job: {}", why);
+  if (m_state != State::joining) reset_job();  // a Welcome is a new job: the old one is over
+  send(proto::Error{proto::ErrorCode::bad_message, ("this worker cannot take the job as sent: " + why).substr(0, 1000)});
 }
 
 void Worker::start_loading() {
@@ -449,7 +467,11 @@ RunStatus Worker::run() {
       if (!m_socket->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
       if (!d.message) {
-        spdlog::warn("ignored a bad message from the master: {}", d.error);
+        if (d.refused_type == "Welcome") {
+          refuse_welcome(d.error);
+        } else {
+          spdlog::warn("ignored a bad message from the master: {}", d.error);
+        }
         continue;
       }
       if (std::optional<RunStatus> status = on_message(*d.message)) return *status;

@@ -26,6 +26,8 @@ constexpr long long k_max_image_pixels = 1LL << 28;
 // Render setting limits, likewise: samples per pixel and bounces.
 constexpr int k_max_spp = 65536;
 constexpr int k_max_bounces = 64;
+// Frames of one job: a scene file's `frames`, a .blend's frame range, and every journal reader.
+constexpr int k_max_frames = 100000;
 
 struct RenderSettings {
   int width = 640;
@@ -40,5 +42,14 @@ struct RenderSettings {
   PixelFilter filter = PixelFilter::blackman_harris;
   float filter_width = 3.0f;     // pixels: the filter's whole support along x and along y
 };
+
+// A whole-number setting outside [lo, hi] in the words a scene file's error uses ("'spp' must be
+// an integer in 1..65536, got 100000"), so a value from elsewhere (a .blend, the command line)
+// is refused as the same value in a TOML file would be; "" when it is inside.
+std::string int_limit_problem(const std::string& key, int64_t value, int64_t lo, int64_t hi);
+
+// The first of `s`'s size, pixels, spp, max_depth and frames outside the limits above, in those
+// words; "" when every one is inside. What a scene of any kind must pass before it is rendered.
+std::string render_settings_problem(const RenderSettings& s);
 
 }  // namespace rt

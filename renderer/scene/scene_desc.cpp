@@ -14,6 +14,18 @@ std::optional<IntegratorKind> parse_integrator(const std::string& name) {
   return std::nullopt;
 }
 
+std::string render_settings_problem(const RenderSettings& s) {
+  // In the order a scene file's [render] table is read, so the first problem is the one it names.
+  if (std::string p = int_limit_problem("width", s.width, 1, k_max_image_side); !p.empty()) return p;
+  if (std::string p = int_limit_problem("height", s.height, 1, k_max_image_side); !p.empty()) return p;
+  if (int64_t{s.width} * s.height > k_max_image_pixels)
+    return "width * height must be at most " + std::to_string(k_max_image_pixels) + " pixels, got " +
+           std::to_string(int64_t{s.width} * s.height);
+  if (std::string p = int_limit_problem("spp", s.spp, 1, k_max_spp); !p.empty()) return p;
+  if (std::string p = int_limit_problem("max_depth", s.max_depth, 0, k_max_bounces); !p.empty()) return p;
+  return int_limit_problem("frames", s.frames, 1, k_max_frames);
+}
+
 std::string SourceLoc::str() const {
   if (line <= 0) return file;
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);

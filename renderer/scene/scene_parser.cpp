@@ -165,7 +165,7 @@ void read_render(ParseContext& ctx, const TableReader& r) {
   }
   s.max_depth = static_cast<int>(r.get_int("max_depth", s.max_depth, 0, k_max_bounces));
   s.seed = static_cast<uint64_t>(r.get_int("seed", 0, 0, std::numeric_limits<int64_t>::max()));
-  s.frames = static_cast<int>(r.get_int("frames", s.frames, 1, 100000));
+  s.frames = static_cast<int>(r.get_int("frames", s.frames, 1, k_max_frames));
   s.ambient = r.get_color("ambient", s.ambient, k_non_negative);
   s.max_sample_value = r.get_float("max_sample_value", s.max_sample_value, k_non_negative);
   if (auto filter = r.get_string("filter")) {

@@ -8,6 +8,8 @@
 
 #include "scene/toml_reader.h"
 
+#include "scene/render_settings.h"
+
 namespace rt {
 
 namespace {
@@ -91,6 +93,11 @@ std::string quote_name(const std::string& s) {
   return out + "'";
 }
 
+std::string int_limit_problem(const std::string& key, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return "";
+  return quote_name(key) + " must be an integer" + with_space(int_range(lo, hi)) + ", got " + std::to_string(value);
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   constexpr size_t k_max_listed = 30;  // a message, not an inventory
   constexpr size_t k_max_length = 60;
@@ -164,9 +171,11 @@ void TableReader::check_keys(const std::vector<std::string>& allowed) const {
 int64_t TableReader::get_int(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
   const toml::value* v = find(key);
   if (!v) return fallback;
-  if (!v->is_integer() || v->as_integer() < lo || v->as_integer() > hi)
+  if (!v->is_integer())
     m_doc.fail(m_doc.loc(*v), quote_name(key) + " must be an integer" + with_space(int_range(lo, hi)) + ", got " +
                                   describe_value(*v));
+  if (std::string problem = int_limit_problem(key, v->as_integer(), lo, hi); !problem.empty())
+    m_doc.fail(m_doc.loc(*v), problem);
   return v->as_integer();
 }
 

@@ -92,4 +92,53 @@ TEST_CASE("asset cache: a folder that cannot be used is reported by probe, namin
   fs::remove_all(dir);
 }
 
+
+TEST_CASE("asset cache: objects are read-only, and one written through a job folder is found changed and removed") {
+  const fs::path dir = test_paths::temp_dir("asset_cache_changed");
+  AssetCache cache((dir / "cache").string());
+  REQUIRE(cache.probe().ok());
+  const std::vector<uint8_t> scene = bytes("[render]\nwidth = 8\n");
+  const std::string hash = content_hash(scene);
+  REQUIRE(cache.store(hash, scene).ok());
+  const fs::path object = dir / "cache" / "objects" / hash;
+  CHECK((fs::status(object).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read));
+  const std::vector<proto::AssetRef> assets = {{hash, "scene.toml", scene.size()}};
+  const fs::path job = cache.materialize(1, assets, "1");
+  CHECK(cache.check(hash) == AssetCache::Object::intact);
+
+  // A hostile or careless renderer of that job writes its scene file: as root, or after a chmod,
+  // the mode does not stop it, and a hard link writes the object itself (same size, same
+  // modification time: only the content and the change time tell).
+  const auto modified = fs::last_write_time(job / "scene.toml");
+  fs::permissions(job / "scene.toml", fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(job / "scene.toml", std::ios::binary | std::ios::in | std::ios::out) << "[render]\nwidth = 9\n";
+  fs::last_write_time(job / "scene.toml", modified);
+  REQUIRE(read(job / "scene.toml") == "[render]\nwidth = 9\n");
+
+  // This process verified it before; the stamp it kept no longer matches, so it hashes again.
+  CHECK(cache.check(hash) == AssetCache::Object::changed);
+  CHECK_FALSE(fs::exists(object));  // thrown away, to be fetched again
+  CHECK(cache.check(hash) == AssetCache::Object::absent);
+  CHECK_FALSE(cache.has(hash));
+  CHECK_THROWS_WITH_AS(cache.materialize(2, assets, "1"), doctest::Contains("is not in the cache, or changed"),
+                       std::runtime_error);
+  // Fetched again: the next job's folder holds the master's bytes; the old folder keeps its own inode.
+  REQUIRE(cache.store(hash, scene).ok());
+  CHECK(cache.has(hash));
+  CHECK(read(fs::path(cache.materialize(3, assets, "1")) / "scene.toml") == "[render]\nwidth = 8\n");
+
+  // Another process (a fresh cache object: nothing verified yet) hashes before it trusts, and an
+  // object an older farm stored writable becomes read-only.
+  fs::permissions(object, fs::perms::owner_write, fs::perm_options::add);
+  AssetCache other((dir / "cache").string());
+  CHECK(other.check(hash) == AssetCache::Object::intact);
+  CHECK((fs::status(object).permissions() & fs::perms::owner_write) == fs::perms::none);
+  fs::permissions(object, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(object, std::ios::binary | std::ios::in | std::ios::out) << "X";
+  CHECK(AssetCache((dir / "cache").string()).check(hash) == AssetCache::Object::changed);
+  CHECK(other.check(hash) == AssetCache::Object::absent);
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

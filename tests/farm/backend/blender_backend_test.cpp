@@ -114,4 +114,46 @@ TEST_CASE("blender: the options a job carries") {
   }
 }
 
+TEST_CASE("blender: a .blend's samples and frames past the farm's limits are refused at submission, as in a TOML scene") {
+  if (!have_program("blender")) {
+    // Said to CTest as a skip (labeled_tests.cmake), never counted as passed.
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  const fs::path dir = test_paths::temp_dir("blender_limits");
+  // 100000 samples: `farm single` rendered it (for hours), `farm render` waited at 0% for ever
+  // (every worker dropped the Welcome past the protocol's 65536, and the master never learnt why).
+  const std::string scene = make_blender_scene(dir, 32, 24, 100000);
+  const std::string samples = "scene.blend: 'spp' must be an integer in 1..65536, got 100000";
+  for (const char* command : {"single", "render"}) {
+    CAPTURE(command);
+    test_process::Child run({k_farm, command, scene, "-o", (dir / "out.png").string()}, (dir / (std::string(command) + ".log")).string());
+    CHECK(run.wait(120) == 2);
+    CHECK_MESSAGE(run.log().find(samples) != std::string::npos, run.log());
+    CHECK_FALSE(fs::exists(dir / "out_0001.png"));
+  }
+  // The same value in a TOML scene, in the same words.
+  std::ofstream(dir / "scene.toml") << "[render]\nspp = 100000\n";
+  test_process::Child toml({k_farm, "single", (dir / "scene.toml").string(), "-o", (dir / "t.png").string()},
+                           (dir / "toml.log").string());
+  CHECK(toml.wait(60) == 2);
+  CHECK_MESSAGE(toml.log().find("'spp' must be an integer in 1..65536, got 100000") != std::string::npos, toml.log());
+  // --spp within the limit overrides the .blend's.
+  CHECK(test_process::run({k_farm, "single", scene, "-o", (dir / "ok.png").string(), "--spp", "1", "--frame", "1"},
+                          (dir / "ok.log").string(), 120) == 0);
+
+  // Blender's last frame: the master probed every frame's output name for minutes, deaf to SIGTERM.
+  REQUIRE(test_process::run({"/usr/bin/env", "blender", "-b", scene, "--python-expr",
+                             "import bpy; bpy.context.scene.frame_end = 1048574; bpy.ops.wm.save_mainfile()"},
+                            (dir / "frames.log").string(), 120) == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  test_process::Child many({k_farm, "render", scene, "-o", (dir / "many.png").string(), "--spp", "1"}, (dir / "many.log").string());
+  CHECK(many.wait(120) == 2);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+  CHECK_MESSAGE(many.log().find("scene.blend: 'frames' must be an integer in 1..100000, got 1048574 (the .blend's frames "
+                                "1..1048574 step 1") != std::string::npos,
+                many.log());
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

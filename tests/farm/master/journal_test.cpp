@@ -11,6 +11,8 @@
 #include <random>
 
 #include "test_paths.h"
+#include "master/frame_store.h"
+#include "master/job_journal.h"
 #include "master/journal.h"
 #include "scheduler/scheduler.h"
 
@@ -291,6 +293,57 @@ TEST_CASE("journal: the exactly-once check finds a pixel committed twice, outsid
       if (!never.empty()) CHECK(whole.message() == never);
     }
   }
+}
+
+TEST_CASE("journal: `farm journal` and --resume read an identity with one reader, within the same limits") {
+  // Before, `farm journal` read the image from the identity with its own limits (at most
+  // 100000 frames) while --resume trusted the identity it matched: a .blend's 1048574 frames
+  // were resumed but not shown. Now both read it with identity_image, the job's own limits.
+  auto identity_of = [](int width, int height, int frames, const char* pixels) {
+    std::string text = "scene=abc\nwidth=" + std::to_string(width) + "\nheight=" + std::to_string(height) + "\nframes=";
+    for (int f = 1; f <= frames; ++f) text += std::to_string(f) + (f == frames ? "\n" : ",");
+    return text + "pixels=" + pixels + "\n";
+  };
+  IdentityImage image;
+  REQUIRE(identity_image(identity_of(20, 10, rt::k_max_frames, "srgb8"), image).ok());
+  CHECK(image.width == 20);
+  CHECK(image.height == 10);
+  CHECK(image.frames.size() == static_cast<size_t>(rt::k_max_frames));
+  CHECK(image.encoding == proto::PixelEncoding::srgb8);
+  const std::string many = identity_of(1, 1, rt::k_max_frames + 1, "float32");
+  CHECK(identity_image(many, image).message() == "the job's identity: 'frames' must be an integer in 1..100000, got 100001");
+  CHECK(identity_image(identity_of(16385, 10, 1, "srgb8"), image).message() ==
+        "the job's identity: 'width' must be an integer in 1..16384, got 16385");
+  CHECK(identity_image(identity_of(16384, 16385, 1, "srgb8"), image).message() ==
+        "the job's identity: 'height' must be an integer in 1..16384, got 16385");
+  CHECK(identity_image(identity_of(16384, 16384, 2, "srgb8"), image).ok());  // 2^28 pixels: the most there are
+  CHECK(identity_image("scene=abc\nwidth=20\nheight=10x\nframes=1\npixels=srgb8\n", image).message() ==
+        "the job's identity does not give the image size, frames and pixel encoding");
+  CHECK(identity_image("scene=abc\nwidth=20\nheight=10\nframes=1,1\npixels=srgb8\n", image).message() ==
+        "the job's identity: frame 1 is named twice");
+  CHECK(identity_image("scene=abc\nwidth=20\nheight=10\nframes=0\npixels=srgb8\n", image).message() ==
+        "the job's identity: 'frame' must be an integer in 1..100000, got 0");
+
+  // --resume of that journal by the job it belongs to refuses it with the same words.
+  const fs::path dir = test_paths::temp_dir("journal_one_reader");
+  const std::string path = (dir / "out.exr.journal").string();
+  JournalWriter::create(path, many, 0).close();
+  std::vector<int> frames;
+  for (int f = 1; f <= rt::k_max_frames + 1; ++f) frames.push_back(f);
+  SchedulerConfig config;
+  config.width = config.height = 1;
+  config.frames = frames;
+  config.block_size = 1;
+  Scheduler scheduler(config);
+  FrameStore store(1, 1, frames, proto::PixelEncoding::float32);
+  JobJournalOptions options;
+  options.path = path;
+  options.resume = true;
+  const std::string refused = "the journal '" + path + "' cannot be resumed: the job's identity: 'frames' must be an "
+                              "integer in 1..100000, got 100001; pass --fresh to discard it";
+  CHECK_THROWS_WITH_AS(JobJournal(options, JobIdentity{many, 1}, frames, 12, store, scheduler), refused.c_str(),
+                       std::invalid_argument);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("journal: identities that differ are reported key by key") {

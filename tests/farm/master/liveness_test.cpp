@@ -119,4 +119,29 @@ TEST_CASE("liveness: the master stops within 1 s of SIGTERM and keeps its journa
   CHECK_FALSE(fs::exists(out + ".journal"));
 }
 
+TEST_CASE("liveness: a job of 100000 frames probes its outputs in about a second, and SIGTERM stops it") {
+  // The most frames a job may have (a TOML scene's, or a .blend's range). Each frame's output
+  // was probed with a 64 KiB file of its own: 6.4 GB written before binding, 15 s under load,
+  // during which SIGTERM was not looked at. Now the folder is probed once and each name stat'ed.
+  const fs::path dir = test_paths::temp_dir("liveness_many_frames");
+  std::ofstream(dir / "many.toml") << "[render]\nwidth = 8\nheight = 8\nspp = 1\nframes = 100000\n"
+                                   << "[[material]]\nname = \"m\"\ntype = \"diffuse\"\n"
+                                   << "[[object]]\ntype = \"sphere\"\ncenter = [0, 0, -3]\nradius = 1\nmaterial = \"m\"\n";
+  const auto t0 = Clock::now();
+  Child master({k_farm, "master", (dir / "many.toml").string(), "-o", (dir / "out.png").string(), "--bind",
+                "tcp://127.0.0.1:*", "--no-journal"},
+               (dir / "master.log").string());
+  REQUIRE_MESSAGE(master.wait_for_log("listening on", 30), master.log());
+  const double setup = seconds_since(t0);
+  MESSAGE("100000 frames: listening after " << setup << " s");
+  CHECK(setup < 6);
+  master.kill(SIGTERM);
+  const auto t1 = Clock::now();
+  CHECK(master.wait(10) == 1);
+  CHECK(seconds_since(t1) < 2);
+  CHECK_MESSAGE(master.log().find("error: interrupted: no image written") != std::string::npos, master.log());
+  CHECK_FALSE(fs::exists(dir / "out_00001.png"));
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

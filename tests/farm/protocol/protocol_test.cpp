@@ -185,6 +185,34 @@ TEST_CASE("protocol: semantic limits are enforced") {
   CHECK(decode(big.data(), big.size(), limits).error.find("too large") != std::string::npos);
 }
 
+TEST_CASE("protocol: a refused Welcome says it was a Welcome and names the value and its bound") {
+  // A worker answers a job it cannot take only if it knows the refused message was one (before,
+  // it dropped it as any bad message, and the master waited for it forever).
+  Welcome w;
+  w.job_id = 42;
+  w.scene_name = "scene.blend";
+  w.settings = {320, 240, 100000, 8, 0, rt::IntegratorKind::path, std::nullopt, std::string("3.4.1"), {}};
+  auto bytes = encode(w);
+  Decoded d = decode(bytes.data(), bytes.size());
+  CHECK_FALSE(d.message);
+  CHECK(d.refused_type == "Welcome");
+  CHECK(d.error == "malformed Welcome: spp 100000 out of range (1 to 65536)");
+  w.settings.spp = 8;
+  w.settings.max_depth = 65;
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: max_depth 65 out of range (0 to 64)");
+  // Other refused messages are named too; bytes that are no message at all have no type.
+  auto zero = encode(Assign{1, 2, {0, 0, 0, 4, 4}});
+  CHECK(decode(zero.data(), zero.size()).refused_type == "Assign");
+  const std::vector<uint8_t> garbage(64, 0xab);
+  Decoded g = decode(garbage.data(), garbage.size());
+  CHECK_FALSE(g.message);
+  CHECK(g.refused_type.empty());
+  w.settings.max_depth = 8;
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).refused_type.empty());
+}
+
 TEST_CASE("protocol: a message at an odd address decodes the same (ZeroMQ frames are not aligned)") {
   for (const Message& m : samples()) {
     std::vector<uint8_t> bytes = encode(m);
