@@ -160,6 +160,7 @@ class Spawner {
 // Every renderer started and not yet reaped.
 std::mutex g_live_mutex;
 std::vector<pid_t> g_live;
+bool g_stopping = false;  // kill_all_renderers() was called: the process is ending
 
 std::string resolve(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
@@ -222,12 +223,17 @@ pid_t spawn_renderer(const RendererSpawn& spawn) {
   }
   plan.memory = static_cast<rlim_t>(spawn.memory_bytes);
   plan.parent = ::getpid();
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    if (g_stopping) throw std::runtime_error("cannot run '" + spawn.argv[0] + "': the farm is stopping");
+  }
   Spawner::get().run(plan);
   if (plan.pid < 0) {
     throw std::runtime_error("cannot run '" + spawn.argv[0] + "': " + std::strerror(plan.error ? plan.error : EAGAIN));
   }
   std::lock_guard<std::mutex> lock(g_live_mutex);
   g_live.push_back(plan.pid);
+  if (g_stopping) kill_renderer(plan.pid);  // forked while the farm began to stop
   return plan.pid;
 }
 
@@ -273,6 +279,7 @@ bool await_renderer(pid_t pid, double seconds) {
 
 void kill_all_renderers() {
   std::lock_guard<std::mutex> lock(g_live_mutex);
+  g_stopping = true;
   for (pid_t pid : g_live) kill_renderer(pid);
 }
 

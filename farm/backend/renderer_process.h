@@ -33,9 +33,10 @@ pid_t spawn_renderer(const RendererSpawn& spawn);
 
 // SIGKILL to its whole process group.
 void kill_renderer(pid_t pid);
-// SIGKILL to every renderer this process started and has not reaped: a command stopped by a
-// signal ends its renderers this way, so that their waits return and every scratch folder is
-// removed on the way out.
+// For a process that is ending (a command stopped by a signal): SIGKILL to every renderer it
+// started and has not reaped, and from now on to any that starts (one being forked at this
+// moment among them), so that every wait returns and every scratch folder is removed on the way
+// out. A later spawn_renderer() throws.
 void kill_all_renderers();
 
 // Waits for it to end without reaping it (so its pid cannot be reused while others may still
