@@ -55,30 +55,14 @@ std::string blender_version() {
   static std::once_flag once;
   static std::string version, problem;
   std::call_once(once, [] {
-    // Not confined (it reads no scene), but its temporary folder is a scratch folder: every
+    // Not confined (it reads no scene); its temporary folder is a scratch folder, as every
     // Blender leaves an empty blender_XXXX folder in TMPDIR.
-    std::string text;
-    bool ran = false;
-    try {
-      ScratchFolder scratch;
-      RendererSpawn spawn;
-      spawn.argv = {"blender", "--version"};
-      spawn.workdir = scratch.path();
-      spawn.output_path = scratch.path() + "/version.log";
-      spawn.env = {"HOME=" + scratch.path(), "TMPDIR=" + scratch.path()};
-      const pid_t pid = spawn_renderer(spawn);
-      const bool ended = await_renderer(pid, 120);
-      reap_renderer(pid);
-      ran = ended;
-      std::ifstream in(spawn.output_path);
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    } catch (const std::runtime_error&) {
-      ran = false;
-    }
-    if (!ran && text.empty()) {
+    const std::optional<std::string> said = unconfined_output({"blender", "--version"}, 120);
+    if (!said) {
       problem = "Blender is not installed here (no 'blender' on PATH): install Debian's blender package";
       return;
     }
+    const std::string& text = *said;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("Blender ", 0) == 0) {

@@ -131,27 +131,12 @@ std::string povray_version() {
   static std::string version, problem;
   std::call_once(once, [] {
     // Not confined: it reads no scene (and a worker without a sandbox still says its version).
-    int rc = -1;
-    std::string text;
-    try {
-      ScratchFolder scratch;
-      RendererSpawn spawn;
-      spawn.argv = {"povray", "--version"};
-      spawn.workdir = scratch.path();
-      spawn.output_path = scratch.path() + "/version.log";
-      spawn.env = {"HOME=" + scratch.path()};
-      const pid_t pid = spawn_renderer(spawn);
-      const bool ended = await_renderer(pid, 60);
-      const int status = reap_renderer(pid);
-      rc = ended && WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-      text = read_text(spawn.output_path);
-    } catch (const std::runtime_error&) {
-      rc = -1;
-    }
-    if (rc == -1 || rc == 127) {
+    const std::optional<std::string> said = unconfined_output({"povray", "--version"}, 60);
+    if (!said) {
       problem = "POV-Ray is not installed here (no 'povray' on PATH): install Debian's povray package";
       return;
     }
+    const std::string& text = *said;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("POV-Ray ", 0) == 0) {
@@ -159,7 +144,7 @@ std::string povray_version() {
         break;
       }
     }
-    if (version.empty()) problem = "'povray --version' printed no version (exit " + std::to_string(rc) + ")";
+    if (version.empty()) problem = "'povray --version' printed no version: is Debian's povray package installed?";
   });
   if (!problem.empty()) throw std::runtime_error(problem);
   return version;

@@ -92,6 +92,7 @@ struct ForkPlan {
   if (p.workdir && ::chdir(p.workdir) != 0) fail(errno);
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   fail(errno);
+  ::_exit(127);  // not reached: fail() ends the child
 }
 
 void fork_now(ForkPlan& p) {
@@ -162,22 +163,6 @@ std::mutex g_live_mutex;
 std::vector<pid_t> g_live;
 bool g_stopping = false;  // kill_all_renderers() was called: the process is ending
 
-std::string resolve(const std::string& program) {
-  if (program.find('/') != std::string::npos) return program;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  for (;;) {
-    const size_t colon = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
-
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -187,11 +172,26 @@ struct Fd {
 
 }  // namespace
 
+std::string find_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) return "";
+    start = colon + 1;
+  }
+}
+
 pid_t spawn_renderer(const RendererSpawn& spawn) {
   if (spawn.argv.empty()) throw std::runtime_error("cannot run an empty command");
   if (spawn.fds.size() > 16) throw std::runtime_error("too many descriptors for a renderer");
   ForkPlan plan;
-  plan.program = resolve(spawn.argv[0]);
+  plan.program = find_on_path(spawn.argv[0]);
   if (plan.program.empty()) throw std::runtime_error("cannot run '" + spawn.argv[0] + "': not found on PATH");
   for (const std::string& a : spawn.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);

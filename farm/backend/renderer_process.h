@@ -27,6 +27,9 @@ struct RendererSpawn {
   std::vector<std::string> env;  // "NAME=VALUE" set on top of the farm's environment
 };
 
+// The program PATH finds for `program` (itself if it holds a '/'); "" if none.
+std::string find_on_path(const std::string& program);
+
 // Starts it; returns its pid, or throws std::runtime_error ("cannot run 'povray': No such file
 // or directory"). The pid is also its process group's id.
 pid_t spawn_renderer(const RendererSpawn& spawn);

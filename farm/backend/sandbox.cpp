@@ -23,22 +23,6 @@ namespace fs = std::filesystem;
 
 std::atomic<bool> g_disabled{false};
 
-// A program's path outside: the one PATH finds ("" if none).
-std::string on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return program;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  for (;;) {
-    const size_t colon = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) return "";
-    start = colon + 1;
-  }
-}
-
 bool under(const fs::path& path, const fs::path& folder) {
   const std::string p = path.lexically_normal().string(), f = folder.lexically_normal().string();
   return p == f || (p.size() > f.size() && p.compare(0, f.size(), f) == 0 && (f.back() == '/' || p[f.size()] == '/'));
@@ -86,7 +70,7 @@ std::vector<std::string> confined_command(const Confinement& c, const std::vecto
   }
   a.insert(a.end(), {"--bind", c.scratch, c.scratch});
   // A renderer found elsewhere on PATH (an operator's own build) is seen where it lies.
-  std::string program = command.empty() ? "" : on_path(command.front());
+  std::string program = command.empty() ? "" : find_on_path(command.front());
   if (!program.empty()) {
     program = fs::absolute(program).lexically_normal().string();
     if (!under(program, "/usr")) a.insert(a.end(), {"--ro-bind", program, program});
@@ -105,7 +89,7 @@ std::string sandbox_problem() {
   static std::string problem;
   std::call_once(once, [] {
     const std::string instead = " (docs/sandbox.md says how to run renderers unconfined instead, and what that means)";
-    if (on_path("bwrap").empty()) {
+    if (find_on_path("bwrap").empty()) {
       problem = "POV-Ray and Blender run only inside a sandbox, and bubblewrap is not installed here (no 'bwrap' on PATH): "
                 "install Debian's bubblewrap package" + instead;
       return;
@@ -138,6 +122,24 @@ std::string sandbox_problem() {
     }
   });
   return problem;
+}
+
+std::optional<std::string> unconfined_output(const std::vector<std::string>& argv, double seconds) {
+  try {
+    ScratchFolder scratch;
+    RendererSpawn spawn;
+    spawn.argv = argv;
+    spawn.workdir = scratch.path();
+    spawn.output_path = scratch.path() + "/output.log";
+    spawn.env = {"HOME=" + scratch.path(), "TMPDIR=" + scratch.path()};
+    const pid_t pid = spawn_renderer(spawn);
+    const bool ended = await_renderer(pid, seconds);
+    const int status = reap_renderer(pid);
+    if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) == 127) return std::nullopt;
+    return read_text(spawn.output_path);
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
 }
 
 std::string renderer_refusal() { return g_disabled ? "" : sandbox_problem(); }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct Confinement {
 // The command line that runs `command` (its first word a program on PATH) confined, or, with
 // the sandbox disabled, `command` itself with HOME and TMPDIR in the scratch folder.
 std::vector<std::string> confined_command(const Confinement& c, const std::vector<std::string>& command);
+
+// What `argv` (a renderer asked for its version) prints, run unconfined (it reads no scene) in a
+// scratch folder that is its HOME and TMPDIR; nullopt if it cannot run, ends with 127 or takes
+// longer than `seconds`.
+std::optional<std::string> unconfined_output(const std::vector<std::string>& argv, double seconds);
 
 // A new folder $TMPDIR/farm-scratch-XXXXXX of this process, removed with all it holds when this
 // goes. Throws std::runtime_error if it cannot be made.

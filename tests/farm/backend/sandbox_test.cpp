@@ -279,9 +279,9 @@ TEST_CASE("sandbox: Blender, confined, leaves nothing in TMPDIR, and SIGTERM mid
                             (dir / "single.log").string(), 240) == 0);
   CHECK(entries(dir / "tmp") == 0);
   // A long render (many samples), stopped while Blender works.
-  for (const std::string& command : {"single", "render"}) {
+  for (const char* command : {"single", "render"}) {
     CAPTURE(command);
-    std::vector<std::string> args = {command, scene, "-o", (dir / "long.exr").string(), "--frame", "1", "--spp", "60000"};
+    std::vector<std::string> args = {std::string(command), scene, "-o", (dir / "long.exr").string(), "--frame", "1", "--spp", "60000"};
     if (command == std::string("render")) args.insert(args.end(), {"--workers", "1"});
     Child child(with_env(args), (dir / "long.log").string());
     // single: its Blender loads the scene to say what it holds, then renders; render: until a
