@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "farm/farm_fixture.h"
+#include "under_asan.h"
 
 TEST_SUITE_BEGIN("integration");
 
@@ -39,10 +40,10 @@ std::pair<int, std::string> limited(const fs::path& dir, const std::string& name
 }  // namespace
 
 TEST_CASE("memory: single, master and render under a 2 GiB limit at 16384x16384 exit 1 naming the buffer and its size") {
-#if defined(__SANITIZE_ADDRESS__)
-  MESSAGE("skipped: AddressSanitizer reserves terabytes of address space, so its build cannot run under a 2 GiB limit");
-  return;
-#endif
+  if (FARM_UNDER_ASAN) {
+    MESSAGE("skipped: AddressSanitizer reserves terabytes of address space, so its build cannot run under a 2 GiB limit");
+    return;
+  }
   if (::access(k_prlimit, X_OK) != 0) {
     MESSAGE("skipped: no prlimit (util-linux)");
     return;
