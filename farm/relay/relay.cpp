@@ -20,7 +20,10 @@ namespace farm {
 
 namespace relay_detail {
 
-Relay::Relay(const RelayOptions& o) : m_o(o), m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
+Relay::Relay(const RelayOptions& o)
+    : m_o(o),
+      m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir),
+      m_link({k_max_reconnect_backoff, o.give_up_after, false}, 0) {
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   m_name = o.name.empty() ? "relay-" + std::string(host) + "-" + std::to_string(::getpid()) : o.name;
@@ -31,8 +34,7 @@ Relay::Relay(const RelayOptions& o) : m_o(o), m_cache(o.cache_dir.empty() ? defa
 void Relay::join_upstream() {
   m_up = open_dealer_socket(m_ctx, m_o.connect, m_o.upstream_curve, &m_handshakes);
   send_hello();
-  m_last_hello = now();
-  m_last_up_heard = now();
+  m_link.said_hello(now());
   if (m_state == State::detached) m_state = State::joining;
 }
 
@@ -183,8 +185,6 @@ void Relay::flush_upstream() {
 }
 
 std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
-  m_last_up_heard = now();
-  m_backoff = 1.0;
   if (const auto* w = std::get_if<proto::Welcome>(&message)) {
     on_welcome(*w);
   } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
@@ -223,8 +223,8 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
   } else if (const auto* h = std::get_if<proto::Heartbeat>(&message)) {
     if (h->ping) {
       send_up(proto::Heartbeat{h->sequence, false});
-    } else if (h->sequence == m_ping_sequence && m_last_up_ping >= 0) {  // the answer to our last ping
-      m_up_rtt = smoothed_seconds(m_up_rtt, now() - m_last_up_ping);
+    } else if (const std::optional<double> rtt = m_link.pong(h->sequence, now())) {  // answers our last ping
+      m_up_rtt = smoothed_seconds(m_up_rtt, *rtt);
     }
   } else if (const auto* d = std::get_if<proto::JobDone>(&message)) {
     if (d->job_id == m_job.job_id) {
@@ -235,7 +235,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
         m_site->set(zmq::sockopt::linger, 500);  // let JobDone reach the site before the socket closes
         return RunStatus::ok;
       }
-      m_last_hello = -1;  // join the master's next job
+      m_link.rejoin_now();  // join the master's next job
     }
   } else if (const auto* e = std::get_if<proto::Error>(&message)) {
     if (e->code == proto::ErrorCode::incompatible) {
@@ -245,7 +245,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
     if (e->code == proto::ErrorCode::bad_message) {
       // The master does not know us (it restarted, or declared us dead): join again.
       drop_job("the master no longer knows this relay");
-      m_last_hello = -1;
+      m_link.rejoin_now();
     }
   }
   return std::nullopt;
@@ -272,8 +272,10 @@ RunStatus Relay::run() {
   const std::string endpoint = m_site->get(zmq::sockopt::last_endpoint);
   spdlog::info("relay listening on {} for the site's workers, joining {}", endpoint, m_o.connect);
   if (m_o.on_bound) m_o.on_bound(endpoint);
-  if (m_o.threads > 0) join_upstream();
-  double silent_since = now();
+  if (m_o.threads > 0) {
+    join_upstream();
+    m_link.joined(now());
+  }
   double last_site_check = now();
   for (;;) {
     if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
@@ -306,9 +308,9 @@ RunStatus Relay::run() {
         }
         continue;
       }
-      silent_since = now();
       if (std::optional<RunStatus> status = on_upstream(*d.message)) return *status;
       if (m_fatal) return *m_fatal;
+      m_link.heard(now());
     }
     for (int budget = 0; budget < 10000; ++budget) {
       zmq::message_t identity, payload;
@@ -322,10 +324,11 @@ RunStatus Relay::run() {
                     static_cast<const uint8_t*>(payload.data()), payload.size());
     }
     const double t = now();
-    if (m_up && t - m_last_up_ping >= interval()) {
-      send_up(proto::Heartbeat{++m_ping_sequence, true});
-      m_last_up_ping = t;
-      m_ask_due = true;  // a request the master could not serve is forgotten: ask again
+    if (m_up) {
+      if (const std::optional<uint64_t> ping = m_link.ping_due(t, interval())) {
+        send_up(proto::Heartbeat{*ping, true});
+        m_ask_due = true;  // a request the master could not serve is forgotten: ask again
+      }
     }
     flush_upstream();
     if (t - last_site_check >= interval()) {
@@ -334,33 +337,28 @@ RunStatus Relay::run() {
     }
     // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
     const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
-    if (m_up && t - m_last_up_heard > interval() * (liveness() + 1) + patience) {
-      // The master is gone (or not there yet): start over on a fresh socket, backing off.
-      if (m_state == State::fetching || m_state == State::ready) {
-        spdlog::warn("relay: master silent for {:.1f} s; reconnecting", t - m_last_up_heard);
+    if (m_up) {
+      const LinkDecision link = m_link.check(t, interval(), liveness(), patience);
+      if (link.silent && (m_state == State::fetching || m_state == State::ready)) {
+        // The master is gone (or not there yet): start over on a fresh socket, backing off.
+        spdlog::warn("relay: master silent for {:.1f} s; reconnecting", link.silent_for);
         drop_job("the master is silent");
         m_state = State::joining;
       }
-      if (m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
-        spdlog::error("no master at {} for {:.0f} s; giving up", m_o.connect, t - silent_since);
+      if (link.give_up) {
+        spdlog::error("no master at {} for {:.0f} s; giving up", m_o.connect, link.unheard_for);
         return RunStatus::failure;
       }
-      if (t - m_last_hello >= m_backoff) {
-        join_upstream();
-        m_backoff = std::min(32.0, m_backoff * 2);
-        m_last_up_heard = t - interval() * liveness();  // one more period before the next attempt
-      }
-    } else if (m_up && m_last_hello < 0) {
-      join_upstream();  // the next job, or a rejoin the master asked for
+      if (link.reconnect) join_upstream();  // after silence, or the next job, or a rejoin asked for
     }
-    if (!m_up && m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
+    if (!m_up && m_link.give_up_due(t)) {
       // It joins its master once its site workers are there (relay_site.cpp): until then it
       // is without one as surely as when the master is silent (docs/relays.md, Failures).
       const std::string reached = m_peers.empty() ? std::string("no site worker")
                                                   : std::to_string(m_peers.size()) + " of the " +
                                                         std::to_string(std::max(1, m_o.workers)) + " site workers it waits for";
       spdlog::error("{} reached this relay at {} in {:.0f} s, so it never joined its master at {}; giving up", reached,
-                    endpoint, t - silent_since, m_o.connect);
+                    endpoint, m_link.unheard_for(t), m_o.connect);
       return RunStatus::failure;
     }
   }

@@ -54,7 +54,10 @@ void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
     if (m_o.on_site_worker_change) m_o.on_site_worker_change(p.name, true);
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
-  if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) join_upstream();
+  if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) {
+    join_upstream();
+    m_link.joined(now());
+  }
   announce_if_changed();
   welcome(identity);
 }

@@ -19,6 +19,7 @@
 #include "relay/relay_queue.h"
 #include "security/handshake_watch.h"
 #include "security/zap_handler.h"
+#include "session/upstream_link.h"
 
 namespace farm::relay_detail {
 
@@ -111,11 +112,7 @@ class Relay {
   std::map<WorkerId, std::string> m_identity_of;
   WorkerId m_next_peer = 1;
 
-  double m_last_up_heard = 0;
-  double m_last_up_ping = -1;
-  double m_last_hello = -1;
-  double m_backoff = 1.0;
-  uint64_t m_ping_sequence = 0;
+  UpstreamLink m_link;  // heartbeats, silence, reconnects, giving up (as a worker's)
   // A site worker asked for work in this job, so it has the scene loaded: only then does the
   // relay lease (a site that cannot load the scene must not hold the master's blocks).
   bool m_site_loaded = false;

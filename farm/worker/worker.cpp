@@ -31,6 +31,7 @@
 #include "security/handshake_watch.h"
 #include "security/launch_secrets.h"
 #include "security/socket_security.h"
+#include "session/upstream_link.h"
 #include "worker/job_loader.h"
 #include "worker/render_pool.h"
 
@@ -39,12 +40,6 @@ namespace farm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A worker behind a relay falls back to the master after this many liveness periods of silence
-// (about 12 s at the defaults): three times what declares a master gone, so a relay busy for a
-// few seconds keeps its workers, and one that is gone loses them soon after the master takes
-// its leases back.
-constexpr double k_fallback_rounds = 3;
 
 class Worker {
  public:
@@ -87,15 +82,11 @@ class Worker {
   std::optional<security::CurveClient> m_curve;
   std::string m_connect;       // where it joins: --connect, or --fallback once its relay went silent
   std::string m_fallback_key;  // the master's public key behind a relay ("" once used, or none)
+  UpstreamLink m_link;         // heartbeats, silence, reconnects, the fallback, giving up
   std::unique_ptr<zmq::socket_t> m_socket;
   security::HandshakeWatch m_handshakes{m_ctx};  // says why joining fails (refused key, ...)
   int m_event_fd = -1;
   State m_state = State::joining;
-  double m_last_heard = 0;
-  double m_last_ping = -1;
-  double m_last_hello = -1;
-  double m_backoff = 1.0;
-  uint64_t m_ping_sequence = 0;
   proto::Welcome m_job;
   std::set<std::string> m_missing;
   std::future<std::unique_ptr<LoadedJob>> m_loading;
@@ -116,7 +107,8 @@ class Worker {
 Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curve, std::string fallback_key)
     : m_o(o),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
-      m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir) {
+      m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir),
+      m_link({o.max_backoff, o.give_up_after, !o.fallback.empty() && !fallback_key.empty() && curve.has_value()}, 0) {
   m_connect = o.connect;
   if (!o.fallback.empty()) m_fallback_key = std::move(fallback_key);  // both, or no fallback
   char host[256] = "host";
@@ -156,7 +148,7 @@ void Worker::hello() {
   h.cached_assets = m_cache.cached_hashes();
   if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
   send(h);
-  m_last_hello = now();
+  m_link.said_hello(now());
 }
 
 void Worker::reset_job() {
@@ -352,8 +344,6 @@ proto::Result Worker::result_of(RenderOutput& out) const {
 }
 
 std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
-  m_last_heard = now();
-  m_backoff = 1.0;
   if (const auto* w = std::get_if<proto::Welcome>(&message)) {
     on_welcome(*w);
   } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
@@ -423,8 +413,7 @@ RunStatus Worker::run() {
   }
   connect();
   hello();
-  m_last_heard = now();
-  double silent_since = now();
+  m_link.joined(now());
   for (;;) {
     if (m_o.stop && m_o.stop->load()) {
       // Renderer processes (a probe, blocks) end now: the render threads and the loader then
@@ -475,47 +464,38 @@ RunStatus Worker::run() {
         continue;
       }
       if (std::optional<RunStatus> status = on_message(*d.message)) return *status;
-      // Heard from once it is handled: storing a large asset takes time that is not silence.
-      silent_since = m_last_heard = now();
+      m_link.heard(now());
     }
     if (m_o.once && m_failed_job != 0) return RunStatus::failure;
     const double t = now();
-    if (t - m_last_ping >= interval) {
-      send(proto::Heartbeat{++m_ping_sequence, true});
-      m_last_ping = t;
+    if (const std::optional<uint64_t> ping = m_link.ping_due(t, interval)) {
+      send(proto::Heartbeat{*ping, true});
       // A request the master could not serve is forgotten: ask again while we have room.
       if (m_state == State::working && t - m_last_request >= interval) request_work();
     }
     // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
     const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
-    if (t - m_last_heard > interval * (liveness + 1) + patience) {
+    const LinkDecision link = m_link.check(t, interval, liveness, patience);
+    if (link.silent) {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.
-      const bool behind_relay = !m_fallback_key.empty() && m_curve;
       if (m_state != State::joining)
-        spdlog::warn("{} silent for {:.1f} s; reconnecting", behind_relay ? "relay" : "master", t - m_last_heard);
+        spdlog::warn("{} silent for {:.1f} s; reconnecting", m_fallback_key.empty() ? "master" : "relay", link.silent_for);
       reset_job();
-      // Behind a relay silent through reconnects for k_fallback_rounds liveness periods (a relay
-      // busy for a moment, storing a large file, must not lose its workers for good): the master
-      // has taken its leases back, and this worker joins it directly, once and for good; the
-      // master has its key on its list.
-      if (behind_relay && t - silent_since > k_fallback_rounds * interval * (liveness + 1) + patience) {
-        spdlog::warn("the relay at {} is silent: joining the master at {} instead", m_connect, m_o.fallback);
-        m_connect = m_o.fallback;
-        m_curve->server_key = std::exchange(m_fallback_key, std::string());
-        silent_since = t;  // the master gets its own --give-up-after
-        m_backoff = 1.0;
-        m_last_hello = -1;  // at once
-      }
-      if (m_o.give_up_after > 0 && t - silent_since > m_o.give_up_after) {
-        spdlog::error("no master at {} for {:.0f} s; giving up", m_connect, t - silent_since);
-        return RunStatus::failure;
-      }
-      if (t - m_last_hello >= m_backoff) {
-        connect();
-        hello();
-        m_backoff = std::min(m_o.max_backoff, m_backoff * 2);
-        m_last_heard = t - interval * liveness;  // one more period before the next attempt
-      }
+    }
+    if (link.fall_back) {
+      // The relay stayed silent through reconnects: the master has taken its leases back, and
+      // this worker joins it directly, once and for good; the master has its key on its list.
+      spdlog::warn("the relay at {} is silent: joining the master at {} instead", m_connect, m_o.fallback);
+      m_connect = m_o.fallback;
+      m_curve->server_key = std::exchange(m_fallback_key, std::string());
+    }
+    if (link.give_up) {
+      spdlog::error("no master at {} for {:.0f} s; giving up", m_connect, link.unheard_for);
+      return RunStatus::failure;
+    }
+    if (link.reconnect) {
+      connect();
+      hello();
     }
   }
 }
