@@ -9,7 +9,7 @@
 #include <string>
 #include <type_traits>
 
-#include "protocol/endpoint_check.h"
+#include "transport/endpoint_check.h"
 
 namespace farm {
 
@@ -77,7 +77,7 @@ CLI::Validator at_least(T min) {
       "at least " + detail::show(min));
 }
 
-// A ZeroMQ endpoint (protocol/endpoint_check.h): "--bind: 'tcp://127.0.0.1:99999': port ...".
+// A ZeroMQ endpoint (transport/endpoint_check.h): "--bind: 'tcp://127.0.0.1:99999': port ...".
 inline CLI::Validator endpoint_for(EndpointUse use) {
   return CLI::Validator([use](std::string& text) { return endpoint_problem(text, use); }, "ENDPOINT");
 }

@@ -5,7 +5,7 @@
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
 #include "backend/whole_frame.h"
-#include "protocol/endpoint_check.h"
+#include "transport/endpoint_check.h"
 #include "security/endpoint_kind.h"
 
 namespace farm {

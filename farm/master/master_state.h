@@ -33,7 +33,7 @@
 #include "master/progress.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
-#include "protocol/sockets.h"
+#include "transport/sockets.h"
 #include "security/socket_security.h"
 #include "security/zap_handler.h"
 

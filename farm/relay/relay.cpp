@@ -11,7 +11,7 @@
 #include "base/limits.h"
 #include "job/build_id.h"
 #include "protocol/fetch_patience.h"
-#include "protocol/sockets.h"
+#include "transport/sockets.h"
 #include "relay/relay_state.h"
 #include "scheduler/block.h"
 #include "security/endpoint_kind.h"

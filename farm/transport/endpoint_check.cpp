@@ -1,4 +1,4 @@
-#include "protocol/endpoint_check.h"
+#include "transport/endpoint_check.h"
 
 #include <arpa/inet.h>
 #include <net/if.h>

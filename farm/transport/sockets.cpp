@@ -1,9 +1,9 @@
-#include "protocol/sockets.h"
+#include "transport/sockets.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "protocol/endpoint_check.h"
+#include "transport/endpoint_check.h"
 #include "protocol/pixel_codec.h"
 
 namespace farm {
