@@ -286,7 +286,7 @@ RunStatus Master::finish() {
        json_field("dropped_frames", m_quarantine.dropped_frames()),
        json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch()),
        json_field("messages_in", m_messages_in), json_field("messages_out", m_messages_out),
-       json_field("recalls", m_recalls), json_field("recalled_blocks", m_recalled_blocks)});
+       json_field("recalls", m_recalls.recalls()), json_field("recalled_blocks", m_recalls.recalled_blocks())});
   const Scheduler& s = m_job->scheduler();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
                s.completed_blocks(), s.reassignments(), s.late_results(), m_quarantine.bad_messages());

@@ -43,10 +43,7 @@ void Master::forget(WorkerId worker) {
   m_peers.erase(it->second);
   m_identity_of.erase(it);
   // Recalls from or for it are moot: its leases went back to the pool with it.
-  for (auto r = m_recalling.begin(); r != m_recalling.end();) r = r->second == worker ? m_recalling.erase(r) : std::next(r);
-  for (auto r = m_recall_for.begin(); r != m_recall_for.end();)
-    r = r->first == worker || r->second == worker ? m_recall_for.erase(r) : std::next(r);
-  m_recall_sent.erase(worker);
+  m_recalls.relay_gone(worker);
 }
 
 // Called between messages (never inside a handler that still holds a Peer&): the peer leaves
@@ -112,6 +109,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
     }
     it->second.threads = static_cast<int>(h.threads);
     it->second.site_workers = static_cast<int>(h.site_workers);
+    if (h.site_workers > 0) m_recalls.relay_joined(p.id);
     if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
   } else if (static_cast<int>(h.threads) != it->second.threads ||
              static_cast<int>(h.site_workers) != it->second.site_workers) {
@@ -119,6 +117,7 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
     Peer& p = it->second;
     p.threads = static_cast<int>(h.threads);
     p.site_workers = static_cast<int>(h.site_workers);
+    if (p.site_workers > 0) m_recalls.relay_joined(p.id);
     const int per_thread = renders_per_thread(scene_kind(m_o.render.scene_path));
     m_job->resize(p.id, p.threads * per_thread, p.site_workers, now());
     spdlog::info("{} {} '{}' now has {} thread(s){}", p.site_workers > 0 ? "relay" : "worker", p.id, p.name, p.threads,
@@ -139,91 +138,50 @@ void Master::on_hello(const std::string& identity, const proto::Hello& h) {
 void Master::on_request(const std::string& identity, Peer& peer, const proto::WorkRequest& m) {
   if (m_sitting_out.count(peer.id)) return;  // benched for failures: it stays connected, idle
   m_scene_loaded_somewhere = true;  // a worker asks for work once the scene is loaded
-  peer.queued = static_cast<int>(m.queued);
   // A relay whose site ran dry once the pool is empty: unstarted blocks moved from another site
   // before copies of them (a copy renders a block twice; a moved block once).
-  if (peer.site_workers > 0 && m_job->scheduler().pending_blocks() == 0 && recall_for(peer)) {
-    peer.wanting = static_cast<int>(m.credits);
-    return;
-  }
-  peer.wanting = 0;
+  if (recall_for(peer, m)) return;
   for (const Assignment& a : m_job->request(peer.id, now(), static_cast<int>(m.credits))) {
     if (!send(identity, proto::Assign{m_job_id, a.attempt, a.block})) m_job->undeliverable(peer.id, a.attempt);
   }
 }
 
-bool Master::recall_for(const Peer& dry) {
-  if (!m_o.recall) return false;
-  // A recall unanswered for a liveness period is given up (its answer was lost): the relay keeps
-  // those leases, and neither it nor the dry relay waits on it any longer.
-  const double expiry = m_o.scheduling.heartbeat_interval * m_o.scheduling.liveness;
-  for (auto sent = m_recall_sent.begin(); sent != m_recall_sent.end();) {
-    if (now() - sent->second < expiry) {
-      ++sent;
-      continue;
-    }
-    const WorkerId victim = sent->first;
-    for (auto r = m_recalling.begin(); r != m_recalling.end();) r = r->second == victim ? m_recalling.erase(r) : std::next(r);
-    m_recall_for.erase(victim);
-    sent = m_recall_sent.erase(sent);
+bool Master::recall_for(const Peer& dry, const proto::WorkRequest& m) {
+  std::optional<RecallOrder> order;
+  if (!m_recalls.holds_request(m_job->scheduler(), dry.id, static_cast<int>(m.credits), static_cast<int>(m.queued), now(),
+                               order))
+    return false;
+  if (!order) return true;  // a recall for it is on its way: its request waits for the answer
+  auto identity = m_identity_of.find(order->from);
+  if (identity == m_identity_of.end() || !send(identity->second, proto::Recall{m_job_id, order->attempts})) {
+    m_recalls.unsent(*order);
+    return false;
   }
-  for (const auto& [victim, for_whom] : m_recall_for)
-    if (for_whom == dry.id) return true;  // one recall at a time for a relay: wait for its answer
-  std::set<AttemptId> in_flight;
-  for (const auto& [attempt, victim] : m_recalling) in_flight.insert(attempt);
-  std::map<WorkerId, int> queued;
-  for (const auto& [identity, p] : m_peers)
-    if (p.site_workers > 0) queued[p.id] = p.queued;
-  const Scheduler::RecallPlan plan = m_job->scheduler().plan_recall(dry.id, m_o.recall_below, queued, in_flight);
-  if (plan.attempts.empty() || m_recall_for.count(plan.from)) return false;  // that relay has not answered the last one
-  auto identity = m_identity_of.find(plan.from);
-  if (identity == m_identity_of.end()) return false;
-  if (!send(identity->second, proto::Recall{m_job_id, plan.attempts})) return false;
-  for (AttemptId a : plan.attempts) m_recalling[a] = plan.from;
-  m_recall_for[plan.from] = dry.id;
-  m_recall_sent[plan.from] = now();
-  ++m_recalls;
   auto from = m_peers.find(identity->second);
-  spdlog::info("recalling {} unstarted block(s) from relay {} '{}' for relay {} '{}' ({})", plan.attempts.size(), plan.from,
+  spdlog::info("recalling {} unstarted block(s) from relay {} '{}' for relay {} '{}' ({})", order->attempts.size(), order->from,
                from != m_peers.end() ? from->second.name : "?", dry.id, dry.name,
-               plan.site_empty ? "its site is empty" : "its site is below --recall-below");
+               order->site_empty ? "its site is empty" : "its site is below --recall-below");
   return true;
 }
 
 void Master::on_released(Peer& peer, const proto::Released& m) {
   if (m.job_id != m_job_id) return;
-  // Everything this relay was asked for is answered now, given back or not.
-  size_t asked = 0;
-  for (auto it = m_recalling.begin(); it != m_recalling.end();) {
-    if (it->second != peer.id) {
-      ++it;
-      continue;
-    }
-    ++asked;
-    it = m_recalling.erase(it);
-  }
-  size_t back = 0;
-  for (AttemptId a : m.attempts) back += m_job->recalled(peer.id, a) ? 1 : 0;
-  m_recalled_blocks += back;
-  // What it said was queued is less now; if it kept some it had started them: none is left.
-  peer.queued = back < asked ? 0 : std::max(0, peer.queued - static_cast<int>(back));
-  m_recall_sent.erase(peer.id);
-  auto waiting = m_recall_for.find(peer.id);
-  if (waiting == m_recall_for.end()) {
-    if (back > 0) spdlog::info("relay {} '{}' gave back {} block(s): nobody at its site can render them", peer.id, peer.name, back);
+  const RecallAnswer answer = m_recalls.released(*m_job, peer.id, m.attempts);
+  if (!answer.recalled) {
+    if (answer.given > 0)
+      spdlog::info("relay {} '{}' gave back {} block(s): nobody at its site can render them", peer.id, peer.name, answer.given);
     return;
   }
-  const WorkerId dry = waiting->second;
-  m_recall_for.erase(waiting);
-  spdlog::info("relay {} '{}' gave back {} block(s) unstarted", peer.id, peer.name, back);
+  spdlog::info("relay {} '{}' gave back {} block(s) unstarted", peer.id, peer.name, answer.given);
+  if (!answer.serve) return;
   // The dry relay's request was not remembered by the scheduler: serve it now.
-  auto identity = m_identity_of.find(dry);
+  auto identity = m_identity_of.find(answer.serve->first);
   if (identity == m_identity_of.end()) return;
   auto p = m_peers.find(identity->second);
-  if (p != m_peers.end() && p->second.wanting > 0) {
+  if (p != m_peers.end())
     on_request(identity->second, p->second,
-               proto::WorkRequest{static_cast<uint32_t>(p->second.wanting), static_cast<uint32_t>(p->second.queued)});
-  }
+               proto::WorkRequest{static_cast<uint32_t>(answer.serve->second.credits),
+                                  static_cast<uint32_t>(answer.serve->second.queued)});
 }
 
 void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r) {

@@ -34,6 +34,7 @@
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "transport/sockets.h"
+#include "control/recall_supervisor.h"
 #include "security/socket_security.h"
 #include "security/zap_handler.h"
 
@@ -54,13 +55,14 @@ struct Peer {
   int failures_in_row = 0;  // blocks its renderer failed since its last result (k_max_failures_in_row)
   int threads = 1;          // as announced (a relay announces again when its site changes)
   int site_workers = 0;     // > 0: a relay
-  int wanting = 0;          // a relay's last request the pool could not serve (recalled blocks go to it)
-  int queued = 0;           // a relay's unstarted leases, as its last request said
 };
 
 class Master {
  public:
-  explicit Master(const MasterOptions& o) : m_o(o), m_start(Clock::now()) {}
+  explicit Master(const MasterOptions& o)
+      : m_o(o),
+        m_start(Clock::now()),
+        m_recalls(o.recall, o.recall_below, o.scheduling.heartbeat_interval * o.scheduling.liveness) {}
   RunStatus run();
 
  private:
@@ -73,10 +75,9 @@ class Master {
   void on_frame(const std::string& identity, const uint8_t* data, size_t size);
   void on_hello(const std::string& identity, const proto::Hello& h);
   void on_request(const std::string& identity, Peer& peer, const proto::WorkRequest& m);
-  // Seed 002's supervisor (MasterOptions::recall): a relay asked in vain; recall unstarted
-  // blocks for it from the relay with the most time left. Its answer, Released, frees them.
-  // True when a recall for it is on its way (its request then waits for the answer).
-  bool recall_for(const Peer& dry);
+  // Seed 002's supervisor (MasterOptions::recall, control/recall_supervisor.h): true when the
+  // relay's request waits for a recall's answer; sends the Recall it decides on.
+  bool recall_for(const Peer& dry, const proto::WorkRequest& m);
   void on_released(Peer& peer, const proto::Released& m);
   void on_result(const std::string& identity, Peer& peer, proto::Result& r);
   void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
@@ -117,12 +118,7 @@ class Master {
   // against relays).
   uint64_t m_messages_in = 0;
   uint64_t m_messages_out = 0;
-  // Leases recalled from a relay and not answered yet (attempt -> that relay), and the relay
-  // each recall is for (the recalled relay -> the dry one), to serve it when they come back.
-  std::map<AttemptId, WorkerId> m_recalling;
-  std::map<WorkerId, WorkerId> m_recall_for;
-  std::map<WorkerId, double> m_recall_sent;  // the recalled relay -> when (an unanswered recall expires)
-  uint64_t m_recalls = 0, m_recalled_blocks = 0;
+  RecallSupervisor m_recalls;  // recalls between relays, as the simulator makes them
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends

@@ -1,7 +1,7 @@
-// The sites model of `farm sim` (docs/relays.md, "Simulated: many sites"): a relay per site,
-// on the real relay's bookkeeping (RelayQueue), and the master's supervisor between relays
-// (seed 002), as Master::recall_for and Master::on_released use Scheduler::plan_recall. Both are
-// decisions only: the simulator (simulation_sites.cpp) carries their messages over its links.
+// The sites model of `farm sim` (docs/relays.md, "Simulated: many sites"): a relay per site, on
+// the real relay's bookkeeping (RelayQueue); the master's supervisor between relays is the
+// master's own (control/recall_supervisor.h). Both are decisions only: the simulator
+// (simulation_sites.cpp) carries their messages over its links.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +11,11 @@
 #include <vector>
 
 #include "control/job_controller.h"
+#include "control/recall_supervisor.h"
 #include "relay/relay_queue.h"
 #include "sim/cluster_spec.h"
 
 namespace farm {
-
-// A relay's WorkRequest upstream: what its queue wants and how many leases wait unstarted in it.
-struct RelayAsk {
-  int credits = 0;
-  int queued = 0;
-};
 
 // A block a site worker finished, as the relay forwards it: the master's lease, and the seconds
 // it waited at the relay (reported as queueing, as the real relay does).
@@ -76,45 +71,6 @@ class SimRelay {
   std::map<AttemptId, double> m_waited;     // upstream id -> seconds queued here so far
   double m_block_seconds = 0;               // smoothed render seconds of the site's results
   RelayCopyGate m_copy_gate;                // copies inside the site once the master looks dry
-};
-
-// A Recall to send: the relay to ask and the leases named.
-struct SimRecall {
-  WorkerId from = 0;
-  std::vector<AttemptId> attempts;
-};
-
-// The master's supervisor between relays, step for step as Master::on_request, recall_for and
-// on_released (farm/master/master_messages.cpp).
-class SimSupervisor {
- public:
-  SimSupervisor(bool enabled, double below) : m_enabled(enabled), m_below(below) {}
-
-  void relay_joined(WorkerId relay) { m_relays[relay]; }
-  // A relay's leases went back to the pool (dead or left): recalls from or for it are moot.
-  void relay_gone(WorkerId relay);
-  // A relay asked for `credits` saying `queued` wait unstarted at it. True when its request
-  // waits for a recall's answer instead of being served now; `send` then holds a new Recall,
-  // unless one for it is already on its way.
-  bool holds_request(const Scheduler& scheduler, WorkerId relay, int credits, int queued, std::optional<SimRecall>& send);
-  // A relay answered a Recall with `back`: they return to the pool (JobController::recalled).
-  // The dry relay to serve now with its remembered request, if any.
-  std::optional<std::pair<WorkerId, RelayAsk>> released(JobController& job, WorkerId from, const std::vector<AttemptId>& back);
-
-  uint64_t recalls() const { return m_recalls; }
-  uint64_t recalled_blocks() const { return m_recalled_blocks; }
-
- private:
-  struct RelayState {
-    int queued = 0;   // what it last said waits unstarted
-    int wanting = 0;  // a request the pool could not serve
-  };
-  bool m_enabled;
-  double m_below;
-  std::map<WorkerId, RelayState> m_relays;
-  std::map<AttemptId, WorkerId> m_recalling;  // recalled, not answered yet -> from which relay
-  std::map<WorkerId, WorkerId> m_recall_for;  // recalled relay -> the dry one it is for
-  uint64_t m_recalls = 0, m_recalled_blocks = 0;
 };
 
 }  // namespace farm

@@ -174,8 +174,8 @@ void Simulation::handle_relay(const Message& m) {
   switch (m.kind) {
     case Msg::request: relay_request(m.worker, RelayAsk{static_cast<int>(m.credits), static_cast<int>(m.unstarted)}); break;
     case Msg::released:
-      if (auto serve_now = m_supervisor.released(m_job, id, m.attempts))
-        relay_request(serve_now->first - 1, serve_now->second);
+      if (const RecallAnswer answer = m_supervisor.released(m_job, id, m.attempts); answer.serve)
+        relay_request(answer.serve->first - 1, answer.serve->second);
       break;
     case Msg::result:
       on_result(id, m);
@@ -188,8 +188,8 @@ void Simulation::handle_relay(const Message& m) {
 
 // Master::on_request for a relay: a recall first once the pool is empty, else blocks.
 void Simulation::relay_request(uint32_t peer, RelayAsk ask) {
-  std::optional<SimRecall> recall;
-  if (m_supervisor.holds_request(m_job.scheduler(), peer + 1, ask.credits, ask.queued, recall)) {
+  std::optional<RecallOrder> recall;
+  if (m_supervisor.holds_request(m_job.scheduler(), peer + 1, ask.credits, ask.queued, m_now, recall)) {
     if (recall) {
       Message out = message(Msg::recall);
       out.attempts = std::move(recall->attempts);

@@ -189,7 +189,7 @@ class Simulation {
   SimOptions m_o;
   JobController m_job;
   std::mt19937_64 m_rng;
-  SimSupervisor m_supervisor;
+  RecallSupervisor m_supervisor;  // the master's own (control/recall_supervisor.h)
   std::vector<SimWorker> m_workers;
   std::vector<SimSite> m_sites;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> m_events;

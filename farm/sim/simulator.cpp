@@ -22,7 +22,11 @@ std::string number(double v) { return std::isfinite(v) ? fixed(v) : "null"; }
 
 Simulation::Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs,
                        const std::vector<SimSiteSpec>& sites, const SimOptions& o)
-    : m_costs(costs), m_o(o), m_job(o.scheduler, o.trace), m_rng(o.seed), m_supervisor(o.recall, o.recall_below) {
+    : m_costs(costs),
+      m_o(o),
+      m_job(o.scheduler, o.trace),
+      m_rng(o.seed),
+      m_supervisor(o.recall, o.recall_below, o.scheduler.heartbeat_interval * o.scheduler.liveness) {
   for (const SimSiteSpec& site : sites) {
     const SimLink wan{site.latency, 0, site.bandwidth};
     m_sites.push_back(SimSite{SimRelay(site), wan, wan, {}, 0, 0, false, false, {}});

@@ -23,9 +23,9 @@
 // the block; the relay's copies inside its site as the real relay gives them (RelayCopyGate: once
 // its queue stayed empty for two round trips), first result wins, the other holder cancelled;
 // a silent site worker is forgotten after interval x liveness and the relay says
-// hello again with the smaller site. The master's supervisor (SimOptions::recall) is
-// Master::recall_for/on_released step for step: a Recall over the WAN, Released back, the
-// blocks to the pool, the dry relay served. Not modelled for sites: the relay's own CPU and
+// hello again with the smaller site. The master's supervisor (SimOptions::recall) is the
+// master's own RecallSupervisor (control/recall_supervisor.h), unanswered recalls expiring
+// included: a Recall over the WAN, Released back, the blocks to the pool, the dry relay served. Not modelled for sites: the relay's own CPU and
 // message costs (it is free and instant), the scene's one transfer per site, a relay that
 // fails (only through all its workers failing), the per-message costs of the LAN side at the
 // master (there are none: the master never sees site workers) and its giving back a site's
