@@ -44,7 +44,7 @@ USES = {
                     "farm/protocol", "farm/transport", "farm/security", "farm/assets", "farm/live", "renderer/image"],
     "farm/worker": ["farm/scheduler", "farm/job", "farm/backend", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                     "farm/session", "renderer/world"],
-    "farm/relay": ["farm/base", "farm/scheduler", "farm/job", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
+    "farm/relay": ["farm/base", "farm/scheduler", "farm/control", "farm/job", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                    "farm/session"],
     "farm/launch": ["farm/base", "farm/security"],
     "farm/cli": ["farm/base", "farm/scheduler", "farm/master", "farm/worker", "farm/relay", "farm/sim", "farm/job", "farm/backend",

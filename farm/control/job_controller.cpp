@@ -24,6 +24,7 @@ void JobController::leave(WorkerId worker, Seconds now, bool died) {
   m_scheduler.worker_left(worker, now);
   m_stats.left(worker, now, died);
   m_links.erase(worker);
+  m_failures.forget(worker);
 }
 
 void JobController::heard(WorkerId worker, Seconds now) { m_scheduler.heard_from(worker, now); }
@@ -77,7 +78,13 @@ void JobController::reject(WorkerId worker, AttemptId attempt) {
   m_stats.cancelled(attempt);
 }
 
+FailureCount JobController::block_failed(WorkerId worker, AttemptId attempt, const Block& block, bool may_bench) {
+  reject(worker, attempt);
+  return m_failures.failed(worker, block, may_bench);
+}
+
 ResultReply JobController::result(WorkerId worker, AttemptId attempt, Seconds now, const ResultReport& report) {
+  m_failures.succeeded(worker);  // its renderer works
   // Link estimate from this transfer: what the round trip leaves after render and queueing.
   auto lease = m_stats.leases().find(attempt);
   auto link = m_links.find(worker);

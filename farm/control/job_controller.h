@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "control/renderer_failures.h"
 #include "control/run_stats.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_trace.h"
@@ -57,6 +58,10 @@ class JobController {
   // The result of a lease of the worker's own could not be used (encoding, corrupt payload):
   // the block goes back to the pool.
   void reject(WorkerId worker, AttemptId attempt);
+  // The worker's renderer could not render its lease `attempt` of `block`: the block goes back to
+  // the pool (unless another copy is being rendered), and the failure counts (renderer_failures.h:
+  // the block's, and, unless `may_bench` is false as for a relay, the worker's in a row).
+  FailureCount block_failed(WorkerId worker, AttemptId attempt, const Block& block, bool may_bench);
   // A usable result. Accepted: the driver commits reply.block and tells reply.cancels to stop
   // (their leases are already recorded as cancelled). Late: nothing to do.
   ResultReply result(WorkerId worker, AttemptId attempt, Seconds now, const ResultReport& report);
@@ -83,6 +88,7 @@ class JobController {
   std::unique_ptr<SchedulerTrace> m_trace;
   RunStats m_stats;
   std::map<WorkerId, LinkEstimate> m_links;
+  RendererFailures m_failures;
 };
 
 }  // namespace farm

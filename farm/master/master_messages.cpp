@@ -210,7 +210,6 @@ void Master::on_result(const std::string& identity, Peer& peer, proto::Result& r
   std::vector<uint8_t> decoded;
   if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded); !s.ok()) return reject(s.message());
 
-  peer.failures_in_row = 0;  // its renderer works
   ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays, r.fixed_seconds});
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy
   m_journal->record(r.attempt, peer.id, reply.block, r.render_seconds, decoded);
@@ -230,20 +229,17 @@ void Master::on_block_failed(const std::string& identity, Peer& peer, const prot
     case LeaseCheck::ok: break;
   }
   const Block& b = m.rect;
-  const int failures = ++m_block_failures[{b.frame, b.x, b.y, b.width, b.height}];
+  // Back to the pool at once (unless another copy is still being rendered). A relay's failures
+  // are its site workers': the relay benches the broken one, not the master the whole site.
+  const FailureCount count = m_job->block_failed(peer.id, m.attempt, b, peer.site_workers == 0);
   spdlog::warn("worker {} '{}' could not render block {}x{} at {},{} of frame {} (failure {} of at most {}): {}", peer.id,
-               peer.name, b.width, b.height, b.x, b.y, b.frame, failures, k_max_block_failures, m.reason);
-  // Back to the pool at once (unless another copy is still being rendered).
-  m_job->reject(peer.id, m.attempt);
-  if (failures >= k_max_block_failures && m_block_failure.empty()) {
+               peer.name, b.width, b.height, b.x, b.y, b.frame, count.block_failures, k_max_block_failures, m.reason);
+  if (count.block_gives_up && m_block_failure.empty()) {
     m_block_failure = fmt::format("block {}x{} at {},{} of frame {} failed {} times, last on worker {} '{}': {}", b.width,
-                                  b.height, b.x, b.y, b.frame, failures, peer.id, peer.name, m.reason);
+                                  b.height, b.x, b.y, b.frame, count.block_failures, peer.id, peer.name, m.reason);
   }
-  // A relay's failures are its site workers': the relay benches the broken one, not the master
-  // the whole site.
-  if (peer.site_workers == 0 && ++peer.failures_in_row >= k_max_failures_in_row && !m_sitting_out.count(peer.id)) {
-    const std::string why = fmt::format("its renderer failed {} blocks in a row, the last with: {}", peer.failures_in_row,
-                                        m.reason);
+  if (count.bench && !m_sitting_out.count(peer.id)) {
+    const std::string why = fmt::format("its renderer failed {} blocks in a row, the last with: {}", count.in_row, m.reason);
     spdlog::warn("worker {} '{}' sits the rest of this job out: {}", peer.id, peer.name, why);
     m_sitting_out.insert(peer.id);
     m_last_out_for_the_job = fmt::format("benched being worker {} '{}': {}", peer.id, peer.name, why);

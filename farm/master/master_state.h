@@ -42,17 +42,12 @@ namespace farm::master_detail {
 
 using Clock = std::chrono::steady_clock;
 
-// A block whose renders failed this many times (on any workers) ends the job: a renderer that
-// crashes on one region every time would otherwise be given it forever (docs/failures.md).
-inline constexpr int k_max_block_failures = 5;
-
 struct Peer {
   WorkerId id = 0;
   std::string name;
   double last_ping_sent = -1;
   uint64_t ping_sequence = 0;
   std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
-  int failures_in_row = 0;  // blocks its renderer failed since its last result (k_max_failures_in_row)
   int threads = 1;          // as announced (a relay announces again when its site changes)
   int site_workers = 0;     // > 0: a relay
 };
@@ -124,9 +119,8 @@ class Master {
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends
   bool m_scene_loaded_somewhere = false;  // some worker loaded it: a failure is then that worker's
   std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)
-  // Renders of a block that failed (its renderer crashed or refused it), by frame, x, y, width,
-  // height; at k_max_block_failures the job ends with m_block_failure instead of retrying forever.
-  std::map<std::tuple<int, int, int, int, int>, int> m_block_failures;
+  // Set when a block's renders failed k_max_block_failures times (JobController::block_failed):
+  // the job ends with it instead of retrying forever.
   std::string m_block_failure;
   // Why the last worker that sits out for the job's sake does: benched for failures, or it
   // refused the job as sent (any worker of its build would); "" if none did. Sitting out for its

@@ -144,12 +144,9 @@ void Relay::drop_job(const std::string& why) {
     if (const std::string* identity = identity_of(a.worker)) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
   for (auto& [identity, peer] : m_peers) {
     peer.wanting = 0;
-    peer.failures_in_row = 0;
-    if (peer.benched) {  // benched for one job only, as the master does
-      peer.benched = false;
-      m_queue.worker_joined(peer.id, peer.threads);
-    }
+    if (m_failures.benched(peer.id)) m_queue.worker_joined(peer.id, peer.threads);  // benched for one job only
   }
+  m_failures.clear();
   m_leased_at.clear();
   m_waited.clear();
   m_results_up.clear();  // for leases the master has given up on, or of a job that is over

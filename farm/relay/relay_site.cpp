@@ -77,7 +77,7 @@ void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const pr
 }
 
 void Relay::serve(const std::string& identity, SitePeer& peer) {
-  if (m_state != State::ready || peer.wanting <= 0 || peer.benched) return;
+  if (m_state != State::ready || peer.wanting <= 0 || m_failures.benched(peer.id)) return;
   const double copy_after_seconds = copy_after();
   const std::vector<SiteAssignment> given = m_queue.request(peer.id, peer.wanting, now(), copy_after_seconds);
   for (size_t i = 0; i < given.size(); ++i) {
@@ -119,7 +119,7 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
   for (const SiteAssignment& other : cancels)  // the first result wins; the copy's holder stops
     if (const std::string* identity = identity_of(other.worker))
       send_site(*identity, proto::Cancel{m_job.job_id, other.local});
-  peer.failures_in_row = 0;  // its renderer works
+  m_failures.succeeded(peer.id);  // its renderer works
   m_leased_at.erase(lease->upstream);
   m_block_seconds = smoothed_seconds(m_block_seconds, r.render_seconds);  // nonsense times are ignored
   r.attempt = lease->upstream;  // passed on unchanged otherwise: the master checks the pixels
@@ -142,13 +142,13 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
     f.attempt = lease->upstream;
     send_up(f);  // the master counts the block's failures and decides where it goes next
   }
-  if (++peer.failures_in_row >= k_max_failures_in_row && !peer.benched) {
-    // As the master does with a worker: a broken node must not use up the blocks' tries. Its
-    // other blocks go to the site's other workers, and the master hears of a smaller site.
+  // As the master does with a worker (the same RendererFailures): a broken node must not use up
+  // the blocks' tries. Its other blocks go to the site's other workers, and the master hears of a
+  // smaller site. The master counts the block's failures.
+  if (const FailureCount count = m_failures.failed(peer.id, f.rect); count.bench) {
     spdlog::warn("relay: site worker {} '{}' sits the rest of this job out: its renderer failed {} blocks in a row, the "
                  "last with: {}",
-                 peer.id, peer.name, peer.failures_in_row, f.reason);
-    peer.benched = true;
+                 peer.id, peer.name, count.in_row, f.reason);
     peer.wanting = 0;
     // What it still held goes to the others; it stops rendering those.
     const std::string* identity = identity_of(peer.id);
@@ -165,7 +165,7 @@ void Relay::check_site_left() {
   if (m_queue.queued() > 0 && give_back(m_queue.queued_ids()))
     spdlog::warn("relay: no site worker can render: the site's queued blocks go back to the master");
   size_t benched = 0;
-  for (const auto& [identity, peer] : m_peers) benched += peer.benched ? 1 : 0;
+  for (const auto& [identity, peer] : m_peers) benched += m_failures.benched(peer.id) ? 1 : 0;
   if (benched > 0 && benched == m_peers.size() && !m_said_sitting_out) {
     // As a worker whose renderer cannot take part: the master goes on without this site (and
     // ends the job, saying why, if nobody else is left).
@@ -233,6 +233,7 @@ void Relay::forget_silent_workers() {
     spdlog::warn("relay: site worker {} '{}' is silent for {:.1f} s: its blocks go to the site's other workers",
                  it->second.id, it->second.name, limit);
     m_queue.worker_left(it->second.id);
+    m_failures.forget(it->second.id);
     m_identity_of.erase(it->second.id);
     if (m_o.on_site_worker_change) m_o.on_site_worker_change(it->second.name, false);
     it = m_peers.erase(it);

@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
+#include "control/renderer_failures.h"
 #include "protocol/protocol.h"
 #include "relay/relay.h"
 #include "relay/relay_queue.h"
@@ -32,8 +33,6 @@ struct SitePeer {
   double last_heard = 0;
   int threads = 1;
   int wanting = 0;                    // blocks it asked for and has not been given yet
-  int failures_in_row = 0;            // blocks its renderer failed since its last result
-  bool benched = false;               // sits the job out: k_max_failures_in_row failures in a row
   std::set<std::string> assets_sent;  // once per peer: a flood of requests must not fill memory
 };
 
@@ -125,6 +124,7 @@ class Relay {
   RelayCopyGate m_copy_gate;  // site copies only once the master looks dry for us
   double m_up_rtt = 0;         // smoothed round trip to the master, from its answers to our pings
   bool m_said_sitting_out = false;  // told the master this job's site is all benched
+  RendererFailures m_failures;      // its site workers' failures in a row, and who is benched
   std::map<AttemptId, double> m_leased_at;  // upstream id -> when the master's Assign arrived
   std::map<AttemptId, double> m_waited;     // upstream id -> how long it waited here before a worker took it
 };
