@@ -13,6 +13,8 @@ Usage: tools/bench/farm_overhead.py [--farm build/farm/farm] [--quick]
 import argparse, csv, datetime, json, os, re, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -47,11 +49,9 @@ def master_with_workers(farm, scene, out, stats, master_args, workers, worker_ar
         return json.load(f)
 
 
-def busy_window(stats):
-    blocks = [b for b in stats["blocks"] if b["outcome"] == "accepted"]
-    first = min(b["assigned"] for b in blocks)
-    last = max(b["received"] for b in blocks)
-    return len(blocks), last - first
+def blocks_and_window(stats):
+    """(accepted blocks, render window in seconds: tools/farmtools/run_window.py)."""
+    return len(accepted_blocks(stats)), run_window(stats)
 
 
 def main():
@@ -69,7 +69,7 @@ def main():
     st = master_with_workers(farm, scene, os.path.join(tmp, "rt.png"), os.path.join(tmp, "rt.json"),
                              ["--width", str(side), "--height", str(side), "--block", "4", "--policy", "fixed",
                               "--max-copies", "1"], 1, ["--threads", "1", "--prefetch", "0", "--null-render"], tmp)
-    n, window = busy_window(st)
+    n, window = blocks_and_window(st)
     rows.append({"benchmark": "round_trip_null_renderer", "value": window / n * 1e6, "unit": "us/block",
                  "target": "<= 100", "detail": f"{n} blocks of 4x4 in {window:.3f} s, 1 worker, 1 thread, prefetch 0"})
 
@@ -77,7 +77,7 @@ def main():
     st = master_with_workers(farm, scene, os.path.join(tmp, "cap.png"), os.path.join(tmp, "cap.json"),
                              ["--width", str(side), "--height", str(side), "--block", "4", "--policy", "fixed",
                               "--max-copies", "1"], 16, ["--threads", "1", "--prefetch", "8", "--null-render"], tmp)
-    n, window = busy_window(st)
+    n, window = blocks_and_window(st)
     rows.append({"benchmark": "master_capacity_16_null_workers", "value": n / window, "unit": "blocks/s",
                  "target": ">= 20000", "detail": f"{n} blocks of 4x4 in {window:.3f} s, 16 workers, prefetch 8"})
 

@@ -15,7 +15,7 @@ Usage: tools/bench/journal_cost.py [--farm build/farm/farm] [--reps 3] [--side 5
 import argparse, datetime, os, statistics, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from farm_overhead import ROOT, busy_window, master_with_workers  # noqa: E402
+from farm_overhead import ROOT, blocks_and_window, master_with_workers  # noqa: E402
 
 CONFIGS = [("off", False, []), ("default", True, []), ("sync", True, ["--journal-sync", "0"])]
 
@@ -38,7 +38,7 @@ def main():
                                      ["--width", str(args.side), "--height", str(args.side), "--block", "4", "--policy",
                                       "fixed", "--max-copies", "1"] + (["--keep-journal"] if journal else []) + extra,
                                      4, ["--threads", "1", "--prefetch", "8", "--null-render"], tmp, journal=journal)
-            n, window = busy_window(st)
+            n, window = blocks_and_window(st)
             rates[name].append(n / window)
             if journal:
                 journal_bytes = os.path.getsize(out + ".journal")

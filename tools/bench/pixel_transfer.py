@@ -8,6 +8,7 @@ import argparse, os, re, statistics, subprocess, sys, tempfile, time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
 from farmtools.networks import describe  # noqa: E402
+from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 
 def wait_line(proc, pattern, timeout=30):
@@ -43,9 +44,7 @@ def one_run(farm, ext, compress, proxy_args, tmp):
         proxy.wait()
     import json
     st = json.load(open(os.path.join(tmp, "s.json")))
-    blocks = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-    window = max(b["received"] for b in blocks) - min(b["assigned"] for b in blocks)
-    return window, sum(b["bytes"] for b in blocks), elapsed
+    return run_window(st), sum(b["bytes"] for b in accepted_blocks(st)), elapsed
 
 
 def main():

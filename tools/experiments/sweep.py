@@ -2,10 +2,10 @@
 not run again), baselines and worker-speed calibration shared by every experiment in the file.
 
 Timing: `window_s` is the farm's render window, from the master's first assignment to its last
-accepted block. Like the paper (section 3.2), the sequential start (process start, scene parse and
-load, image write) is left out of both sides: `single_s` is `farm single`'s render time with one
-thread on a speed-1.0 node. `makespan_s` (the master's wall clock, start to image written) is
-reported too.
+accepted block (tools/farmtools/run_window.py, the simulator's definition too). Like the paper
+(section 3.2), the sequential start (process start, scene parse and load, image write) is left out
+of both sides: `single_s` is `farm single`'s render time with one thread on a speed-1.0 node.
+`makespan_s` (the master's wall clock, start to image written) is reported too.
 
 Lower bound of a run: total work / total worker speed = single_s / sum(measured speeds), and never
 below the longest accepted block moved to the fastest node. Efficiency = lower bound / window.
@@ -29,6 +29,7 @@ import real_scenes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from farmtools import bounds  # noqa: E402
+from farmtools.run_window import accepted_blocks, run_window, window_bounds  # noqa: E402
 
 COLUMNS = ["experiment", "run_key", "rep", "scene", "width", "height", "spp", "mode", "policy", "block", "min_block",
            "wait", "max_copies", "cluster", "workers", "speeds", "network", "threads", "makespan_s", "window_s",
@@ -198,8 +199,7 @@ class Sweep:
                                       cluster, threads=1, prefetch=0, null_render=True)
         finally:
             self.runner.use_quota = saved
-        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-        window = max(b["received"] for b in acc) - min(b["assigned"] for b in acc)
+        acc, window = accepted_blocks(st), run_window(st)
         row = self._append({"experiment": experiment, "run_key": key, "rep": rep, "scene": "wg6", "width": side,
                             "height": side, "spp": 1, "mode": "null", "policy": "fixed", "block": block,
                             "max_copies": 1, "cluster": "homo1", "workers": 1, "network": network, "threads": 1,
@@ -231,8 +231,7 @@ class Sweep:
         out = self._tmp(self._image_key(scene, w, h, 0) + "_farm_core.png")
         st = self.runner.farm_run(self.scene_path(scene), args + ["--policy", "fixed", "--block", str(block)], out,
                                   self._tmp("farm.json"), Cluster("core1", [Node(core)]), threads=1, prefetch=1)
-        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
-        window = max(b["received"] for b in acc) - min(b["assigned"] for b in acc)
+        acc, window = accepted_blocks(st), run_window(st)
         with open(out, "rb") as a, open(image, "rb") as b:
             identical = int(a.read() == b.read())
         row = self._append({"experiment": experiment, "run_key": key, "rep": rep, "scene": scene, "width": w,
@@ -252,11 +251,10 @@ class Sweep:
 
 
 def summarise(st, single_s, speeds, cluster, threads):
-    acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+    acc = accepted_blocks(st)
     if not acc:
         raise RunFailed("no accepted blocks in the stats")
-    first = min(b["assigned"] for b in st["blocks"])
-    last = max(b["received"] for b in acc)
+    first, last = window_bounds(st)
     window = last - first
     total_speed = sum(speeds)
     by_id = {}

@@ -6,6 +6,8 @@ several scripts need lives here once instead of being copied into each of them.
 
   networks    the named emulated networks (lab, dorm, <N>ms[/<M>mbit]): delays, bandwidths,
               delay_proxy.py arguments
+  run_window  a run's render window from its stats JSON (first assignment to last accepted
+              block, the simulator's definition), for real and simulated runs alike
   sweep_data  reading the sweep CSV and aggregating its repetitions (medians, spreads, the
               best configuration), for plots.py and report.py
 """

@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
 from farmtools.cost_map import CostMap  # noqa: E402
+from farmtools.run_window import window_bounds  # noqa: E402
 
 
 def busy_union(intervals):
@@ -37,8 +38,8 @@ def summarise(stats, cost_map=None):
     """Per-run and per-worker figures of a stats JSON (real or simulated)."""
     leases = [b for b in stats["blocks"] if b["received"] >= 0]
     accepted = [b for b in leases if b["outcome"] == "accepted"]
-    t0 = min(b["assigned"] for b in stats["blocks"])
-    run = {"window": max(b["received"] for b in accepted) - t0, "first_assigned": t0,
+    t0, last = window_bounds(stats)
+    run = {"window": last - t0, "first_assigned": t0,
            "leases": len(stats["blocks"]), "accepted": len(accepted)}
     workers = []
     for w in sorted(stats["workers"], key=lambda w: w["id"]):

@@ -48,6 +48,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import cluster as cl  # noqa: E402
 from cpu_quota import period_for  # noqa: E402
 from farmtools.networks import NETWORK_RE, PRESETS  # noqa: E402
+from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 PROXY_FLOOR_MS = 1.25
 
@@ -79,11 +80,6 @@ def link_of(network):
     return float(m.group(1)) + PROXY_FLOOR_MS, 0.0, float(m.group(2) or 0)
 
 
-def window_of(stats):
-    acc = [b for b in stats["blocks"] if b["outcome"] == "accepted"]
-    return max(b["received"] for b in acc) - min(b["assigned"] for b in stats["blocks"])
-
-
 def cluster_toml(quotas, networks):
     """`quotas`: per worker, its quota's calibration (speed, startup s, overhead s per block)."""
     lines = []
@@ -111,8 +107,8 @@ def quota_calibration(runs32, runs16, map_total, cores):
     """Full (unthrottled) speed and per-block CPU of a worker on `cores`, from lone-worker jobs at
     two block sizes: window x cores = map_total / speed + blocks x overhead, for each."""
     def mean_of(runs):
-        n = statistics.mean(sum(1 for b in st["blocks"] if b["outcome"] == "accepted") for st in runs)
-        return n, statistics.mean(window_of(st) for st in runs) * cores
+        n = statistics.mean(len(accepted_blocks(st)) for st in runs)
+        return n, statistics.mean(run_window(st) for st in runs) * cores
     n32, cpu32 = mean_of(runs32)
     n16, cpu16 = mean_of(runs16)
     overhead = max(0.0, (cpu16 - cpu32) / (n16 - n32))
@@ -125,10 +121,10 @@ def calibration(stats_list, map_total):
     """Speed, start-to-join and per-block overhead of the lone worker of calibration runs."""
     render, overhead, startup = 0.0, [], []
     for st in stats_list:
-        acc = [b for b in st["blocks"] if b["outcome"] == "accepted"]
+        acc = accepted_blocks(st)
         r = sum(b["render_seconds"] for b in acc)
         render += r
-        overhead.append(max(0.0, window_of(st) - r) / len(acc))
+        overhead.append(max(0.0, run_window(st) - r) / len(acc))
         startup.append(st["workers"][0]["joined"])
     return {"speed": map_total * len(stats_list) / render, "startup": statistics.mean(startup),
             "overhead": statistics.mean(overhead)}
@@ -201,7 +197,7 @@ def main():
         for rep in range(reps):
             st = runner.farm_run(scene, size + sched, os.path.join(tmp, "r.png"), os.path.join(tmp, "r.json"),
                                  cl.Cluster(name, nodes))
-            real.append(window_of(st))
+            real.append(run_window(st))
             keep(args.keep, os.path.join(tmp, "r.json"), f"{index + 1}_real_{rep + 1}.json")
         reals.append(real)
         print(f"{name:40s} measured {statistics.median(real):6.2f} s ({min(real):.2f}..{max(real):.2f})", flush=True)
@@ -241,7 +237,7 @@ def main():
                                check=True, stdout=subprocess.DEVNULL)
                 keep(args.keep, sim_json, f"{index + 1}_sim_{model}_{seed}.json")
                 with open(sim_json) as f:
-                    pred.append(window_of(json.load(f)))
+                    pred.append(run_window(json.load(f)))
             preds[model] = statistics.median(pred)
         err = {m: (p - m_real) / m_real * 100 for m, p in preds.items()}
         rows.append(dict(config=name, cores=" ".join(f"{c:g}" for c in cores), network=",".join(sorted(set(networks))),
