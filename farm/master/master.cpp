@@ -6,6 +6,7 @@
 #include "backend/scene_kind.h"
 #include "backend/whole_frame.h"
 #include "transport/endpoint_check.h"
+#include "transport/flow.h"
 #include "security/endpoint_kind.h"
 
 namespace farm {
@@ -146,7 +147,7 @@ std::string Master::abort_reason() {
 
 // Drains everything that is waiting before ticking again.
 void Master::receive_all() {
-  for (int budget = 0; budget < 10000; ++budget) {
+  for (int budget = 0; budget < k_serve_receive_budget; ++budget) {
     zmq::message_t identity, payload;
     if (!m_socket->recv(identity, zmq::recv_flags::dontwait)) break;
     std::string id(static_cast<const char*>(identity.data()), identity.size());
@@ -212,7 +213,7 @@ RunStatus Master::run() {
     const double interval = m_o.scheduling.heartbeat_interval;
     if (t - m_last_heartbeat >= interval) heartbeat_round();
     double next = std::min(scheduler.next_deadline(), m_last_heartbeat + interval);
-    long timeout_ms = static_cast<long>(std::clamp((next - t) * 1000.0, 0.0, 100.0));
+    long timeout_ms = static_cast<long>(std::clamp((next - t) * 1000.0, 0.0, static_cast<double>(k_poll_slice.count())));
     zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}};
     try {
       zmq::poll(items, 1, std::chrono::milliseconds(timeout_ms));
@@ -262,7 +263,7 @@ RunStatus Master::finish() {
   m_progress.done(makespan);
   for (const auto& [identity, peer] : m_peers) send(identity, proto::JobDone{m_job_id});
   // Let JobDone leave before the socket closes (LINGER 0 would discard it).
-  m_socket->set(zmq::sockopt::linger, 500);
+  m_socket->set(zmq::sockopt::linger, k_final_linger_ms);
   const bool journal_whole = m_journal->close();
   std::vector<std::string> written;
   try {

@@ -11,6 +11,7 @@
 #include "base/limits.h"
 #include "job/build_id.h"
 #include "protocol/fetch_patience.h"
+#include "transport/flow.h"
 #include "transport/sockets.h"
 #include "relay/relay_state.h"
 #include "scheduler/block.h"
@@ -52,7 +53,7 @@ void Relay::send_hello() {
   h.threads = static_cast<uint32_t>(m_announced.first);
   h.site_workers = static_cast<uint32_t>(m_announced.second);
   h.cached_assets = m_cache.cached_hashes();
-  if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
+  if (h.cached_assets.size() > k_max_announced_assets) h.cached_assets.resize(k_max_announced_assets);
   send_up(h);
 }
 
@@ -229,7 +230,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
       for (const auto& [identity, peer] : m_peers) send_site(identity, proto::JobDone{d->job_id});
       drop_job("the job is done");
       if (m_o.once) {
-        m_site->set(zmq::sockopt::linger, 500);  // let JobDone reach the site before the socket closes
+        m_site->set(zmq::sockopt::linger, k_final_linger_ms);  // let JobDone reach the site before the socket closes
         return RunStatus::ok;
       }
       m_link.rejoin_now();  // join the master's next job
@@ -280,7 +281,7 @@ RunStatus Relay::run() {
     if (m_o.lifeline_fd >= 0) items.push_back({nullptr, m_o.lifeline_fd, ZMQ_POLLIN, 0});
     if (m_up) items.push_back({static_cast<void*>(*m_up), 0, ZMQ_POLLIN, 0});
     try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+      zmq::poll(items.data(), items.size(), k_poll_slice);
     } catch (const zmq::error_t&) {
       continue;  // EINTR: the stop flag is checked at the top
     }
@@ -290,7 +291,7 @@ RunStatus Relay::run() {
       return RunStatus::failure;
     }
     if (std::string why = m_handshakes.poll(); !why.empty()) spdlog::warn("relay: cannot join {}: {}", m_o.connect, why);
-    for (int budget = 0; m_up && budget < 1000; ++budget) {
+    for (int budget = 0; m_up && budget < k_upstream_receive_budget; ++budget) {
       zmq::message_t msg;
       if (!m_up->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
@@ -309,7 +310,7 @@ RunStatus Relay::run() {
       if (m_fatal) return *m_fatal;
       m_link.heard(now());
     }
-    for (int budget = 0; budget < 10000; ++budget) {
+    for (int budget = 0; budget < k_serve_receive_budget; ++budget) {
       zmq::message_t identity, payload;
       if (!m_site->recv(identity, zmq::recv_flags::dontwait)) break;
       if (!identity.more() || !m_site->recv(payload, zmq::recv_flags::dontwait)) continue;

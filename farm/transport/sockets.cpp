@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "transport/endpoint_check.h"
+#include "transport/flow.h"
 #include "protocol/pixel_codec.h"
 
 namespace farm {
@@ -14,8 +15,8 @@ std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std
   if (curve) security::apply(*socket, *curve);
   socket->set(zmq::sockopt::linger, 0);            // shut down at once
   socket->set(zmq::sockopt::router_mandatory, 1);  // unroutable sends fail loudly
-  socket->set(zmq::sockopt::sndhwm, 10000);        // bounded memory for slow consumers
-  socket->set(zmq::sockopt::rcvhwm, 10000);
+  socket->set(zmq::sockopt::sndhwm, k_router_hwm);  // bounded memory for slow consumers
+  socket->set(zmq::sockopt::rcvhwm, k_router_hwm);
   // The largest legal inbound message is one result of the largest block (float RGB).
   const int64_t max_block_bytes =
       static_cast<int64_t>(max_block) * max_block * proto::bytes_per_pixel(proto::PixelEncoding::float32);
@@ -31,9 +32,7 @@ std::unique_ptr<zmq::socket_t> open_dealer_socket(zmq::context_t& ctx, const std
   auto socket = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
   socket->set(zmq::sockopt::linger, 0);
   socket->set(zmq::sockopt::maxmsgsize, int64_t{1} << 31);  // assets can be large
-  // Results are bounded by the leases held (2 x threads + 8); a send must not be dropped for a
-  // full queue (dontwait gives up silently at the high-water mark), least of all a relay's.
-  socket->set(zmq::sockopt::sndhwm, 100000);
+  socket->set(zmq::sockopt::sndhwm, k_dealer_send_hwm);  // flow.h: never reached, never dropped
   if (curve) security::apply(*socket, *curve);
   if (handshakes) handshakes->attach(*socket);
   if (endpoint_wants_ipv6(connect)) socket->set(zmq::sockopt::ipv6, 1);

@@ -26,6 +26,7 @@
 #include "transport/endpoint_check.h"
 #include "protocol/fetch_patience.h"
 #include "protocol/protocol.h"
+#include "transport/flow.h"
 #include "transport/sockets.h"
 #include "security/endpoint_kind.h"
 #include "security/handshake_watch.h"
@@ -146,7 +147,7 @@ void Worker::hello() {
   h.worker_name = m_name;
   h.threads = static_cast<uint32_t>(m_threads);
   h.cached_assets = m_cache.cached_hashes();
-  if (h.cached_assets.size() > 10000) h.cached_assets.resize(10000);
+  if (h.cached_assets.size() > k_max_announced_assets) h.cached_assets.resize(k_max_announced_assets);
   send(h);
   m_link.said_hello(now());
 }
@@ -427,7 +428,7 @@ RunStatus Worker::run() {
                                {nullptr, m_event_fd, ZMQ_POLLIN, 0},
                                {nullptr, STDIN_FILENO, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, m_o.launched ? 3 : 2, std::chrono::milliseconds(100));
+      zmq::poll(items, m_o.launched ? 3 : 2, k_poll_slice);
     } catch (const zmq::error_t&) {
       continue;
     }
@@ -451,7 +452,7 @@ RunStatus Worker::run() {
         m_loading.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
       finish_loading();
     }
-    for (int budget = 0; budget < 1000; ++budget) {
+    for (int budget = 0; budget < k_upstream_receive_budget; ++budget) {
       zmq::message_t msg;
       if (!m_socket->recv(msg, zmq::recv_flags::dontwait)) break;
       proto::Decoded d = proto::decode(static_cast<const uint8_t*>(msg.data()), msg.size());
