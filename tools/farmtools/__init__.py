@@ -8,6 +8,7 @@ several scripts need lives here once instead of being copied into each of them.
               delay_proxy.py arguments
   run_window  a run's render window from its stats JSON (first assignment to last accepted
               block, the simulator's definition), for real and simulated runs alike
+  sim_cluster the one writer of `farm sim` / `farm plan` cluster files (docs/cli.md's format)
   sweep_data  reading the sweep CSV and aggregating its repetitions (medians, spreads, the
               best configuration), for plots.py and report.py
 """

@@ -21,20 +21,15 @@ import tempfile
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+from farmtools.sim_cluster import write_cluster  # noqa: E402
 COST_MAP = "results/sim/chess2_640x480_spp8.costmap"
 PREVIEW_MAP = "results/sim/chess2_160x120_spp1.costmap"
 JOB = ["--width", "1920", "--height", "1080", "--frames", "5", "--work-factor", "200"]
-CLUSTER = """# issue 28's WAN case: 1000 workers, speeds 0.1..1, one-way latency 0..100 ms, 100 Mbit/s
-[network]
-latency_ms = [0, 100]
-bandwidth_mbit = 100
-
-[[group]]
-name = "wan"
-count = 1000
-speed = [0.1, 1]
-startup = [0.2, 2]
-"""
+# The cluster file (farmtools.sim_cluster.write_cluster's arguments).
+CLUSTER = dict(comment="issue 28's WAN case: 1000 workers, speeds 0.1..1, one-way latency 0..100 ms, 100 Mbit/s",
+               network={"latency_ms": (0, 100), "bandwidth_mbit": 100},
+               groups=[{"name": "wan", "count": 1000, "speed": (0.1, 1), "startup": (0.2, 2)}])
 # Rows: a label and the arguments that select the policy (nothing: the default).
 ROWS = [
     ("default (no --policy), preview map", ["--cost-model-map", PREVIEW_MAP]),
@@ -66,9 +61,7 @@ def main():
     a = ap.parse_args()
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        cluster = os.path.join(tmp, "wan1000.toml")
-        with open(cluster, "w") as f:
-            f.write(CLUSTER)
+        cluster = write_cluster(os.path.join(tmp, "wan1000.toml"), **CLUSTER)
         lines = ["# The default policy on the 1000-worker WAN case (simulated)", "",
                  f"Command: `tools/sim/default_policy_check.py`  ",
                  f"Date: {time.strftime('%Y-%m-%d %H:%M')}", "",

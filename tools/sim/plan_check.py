@@ -25,7 +25,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
 import cluster as cl  # noqa: E402
 from sweep import CALIBRATION_SCENE, Sweep  # noqa: E402
 from validate import link_of  # noqa: E402  (same network model as the validation)
-from farmtools.sweep_data import group, median, read_rows  # noqa: E402  (tools/ is on sys.path via validate)
+from farmtools.sim_cluster import write_cluster  # noqa: E402  (tools/ is on sys.path via validate)
+from farmtools.sweep_data import group, median, read_rows  # noqa: E402
 
 STARTUP_FULL = 0.3  # seconds from start to join of a full-speed worker (see validation.md)
 
@@ -60,16 +61,14 @@ def main():
                                for _ in range(2))
     full.use_quota = True
     paper6 = clusters["paper6"]
-    lines = ["per_block_overhead_ms = 0.15", ""]
+    groups = []
     for i, node in enumerate(paper6.nodes):
         t_node = float(sweep.rows[f"calibration|speed{node.speed:g}|ref{ref:g}"]["window_s"])
         speed = t_full / t_node
         lat, jit, bw = link_of(node.network)
-        lines += ["[[group]]", f'name = "n{i + 1}"', f"speed = {speed:.6g}", f"startup = {STARTUP_FULL / speed:.4g}",
-                  f"latency_ms = {lat:g}", f"jitter_ms = {jit:g}", f"bandwidth_mbit = {bw:g}", ""]
-    cluster_file = os.path.join(tmp, "paper6.toml")
-    with open(cluster_file, "w") as f:
-        f.write("\n".join(lines))
+        groups.append({"name": f"n{i + 1}", "speed": speed, "startup": STARTUP_FULL / speed,
+                       "latency_ms": float(lat), "jitter_ms": float(jit), "bandwidth_mbit": float(bw)})
+    cluster_file = write_cluster(os.path.join(tmp, "paper6.toml"), groups, per_block_overhead_ms=0.15)
     w, h, spp = 640, 480, 8
     out = subprocess.run([args.farm, "plan", os.path.join(ROOT, "scenes/chess2.toml"), "--width", str(w), "--height",
                           str(h), "--spp", str(spp), "--cluster", cluster_file, "--top", "5"],

@@ -11,6 +11,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
+from farmtools.sim_cluster import cluster_text  # noqa: E402
 from farmtools.sweep_data import num  # noqa: E402
 
 # ----------------------------------------------------------------------------- setup
@@ -75,27 +76,18 @@ def group_counts(n):
     return n - late - failing, late, failing
 
 
-def _range(v):
-    lo, hi = v if isinstance(v, (tuple, list)) else (v, v)
-    return f"{lo:g}" if lo == hi else f"[{lo:g}, {hi:g}]"
-
-
 def cluster_toml(n, cluster, network, ideal_s=IDEAL_S):
     """The cluster file (farm/sim/cluster_spec.h) of n workers of `cluster` on `network`."""
     speed = CLUSTERS[cluster]
     latency, bandwidth = NETWORKS[network]
     steady, late, failing = group_counts(n)
-    out = [f"# scale study: {n} workers, {cluster} speeds, {network} network",
-           f"per_block_overhead_ms = {PER_BLOCK_OVERHEAD_MS:g}", "[network]",
-           f"latency_ms = {_range(latency)}", f"bandwidth_mbit = {bandwidth:g}", ""]
-    groups = [("steady", steady, None), ("late", late, f"join = {_range((0, LATE_WINDOW * ideal_s))}"),
-              ("failing", failing, f"fail = {_range(tuple(f * ideal_s for f in FAIL_WINDOW))}")]
-    for name, count, extra in groups:
-        if count <= 0:
-            continue
-        out += ["[[group]]", f'name = "{name}"', f"count = {count}", f"speed = {_range(speed)}",
-                f"startup = {_range(STARTUP_S)}"] + ([extra] if extra else []) + [""]
-    return "\n".join(out)
+    groups = [("steady", steady, {}), ("late", late, {"join": (0.0, LATE_WINDOW * ideal_s)}),
+              ("failing", failing, {"fail": tuple(f * ideal_s for f in FAIL_WINDOW)})]
+    return cluster_text([dict(name=name, count=count, speed=speed, startup=STARTUP_S, **extra)
+                         for name, count, extra in groups if count > 0],
+                        network={"latency_ms": latency, "bandwidth_mbit": float(bandwidth)},
+                        per_block_overhead_ms=PER_BLOCK_OVERHEAD_MS,
+                        comment=f"scale study: {n} workers, {cluster} speeds, {network} network")
 
 
 def blocks_per_frame(width, height, block):

@@ -28,6 +28,8 @@ import tempfile
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+from farmtools.sim_cluster import cluster_text, write_cluster  # noqa: E402
 COST_MAP = "results/sim/chess2_640x480_spp8.costmap"
 PREVIEW_MAP = "results/sim/chess2_160x120_spp1.costmap"
 SIZE = ["--width", "1920", "--height", "1080"]
@@ -60,17 +62,14 @@ def site_speed(i, sites):
 
 def cluster(sites, per_site, wan_ms, relays):
     """The cluster file: a [[site]] per site and its group behind it, or the same workers flat."""
-    out = [f"# {sites} sites x {per_site} workers, WAN {wan_ms} ms one way, LAN {LAN_MS} ms, "
-           + ("a relay per site" if relays else "flat")]
-    for i in range(sites):
-        if relays:
-            out += ["[[site]]", f'name = "site{i + 1}"', f"latency_ms = {wan_ms}", "bandwidth_mbit = 1000", ""]
-    for i in range(sites):
-        out += ["[[group]]", f'name = "s{i + 1}"', f"count = {per_site}", f"speed = {site_speed(i, sites):.6f}",
-                "startup = [0.2, 2]", "bandwidth_mbit = 1000"]
-        out += [f'site = "site{i + 1}"', f"latency_ms = {LAN_MS}"] if relays else [f"latency_ms = {wan_ms + LAN_MS}"]
-        out.append("")
-    return "\n".join(out)
+    comment = (f"{sites} sites x {per_site} workers, WAN {wan_ms} ms one way, LAN {LAN_MS} ms, "
+               + ("a relay per site" if relays else "flat"))
+    site_list = [{"name": f"site{i + 1}", "latency_ms": wan_ms, "bandwidth_mbit": 1000} for i in range(sites)]
+    groups = [dict({"name": f"s{i + 1}", "count": per_site, "speed": site_speed(i, sites), "startup": (0.2, 2.0),
+                    "bandwidth_mbit": 1000},
+                   **({"site": f"site{i + 1}", "latency_ms": LAN_MS} if relays else {"latency_ms": wan_ms + LAN_MS}))
+              for i in range(sites)]
+    return cluster_text(groups, sites=site_list if relays else (), comment=comment)
 
 
 def run(farm, args):
@@ -98,9 +97,7 @@ def main():
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         # The work of the job at --work-factor 1, to size each configuration's job (weak scaling).
-        calibration = os.path.join(tmp, "one.toml")
-        with open(calibration, "w") as f:
-            f.write("[[group]]\ncount = 1\n")
+        calibration = write_cluster(os.path.join(tmp, "one.toml"), [{"count": 1}])
         base_work = run(a.farm, ["--cluster", calibration])["work"]
         jobs = []
         for sites, per_site in CONFIGS:

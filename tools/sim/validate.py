@@ -49,6 +49,7 @@ import cluster as cl  # noqa: E402
 from cpu_quota import period_for  # noqa: E402
 from farmtools.networks import NETWORK_RE, PRESETS  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
+from farmtools.sim_cluster import write_cluster  # noqa: E402
 
 PROXY_FLOOR_MS = 1.25
 
@@ -80,27 +81,20 @@ def link_of(network):
     return float(m.group(1)) + PROXY_FLOOR_MS, 0.0, float(m.group(2) or 0)
 
 
-def cluster_toml(quotas, networks):
-    """`quotas`: per worker, its quota's calibration (speed, startup s, overhead s per block)."""
-    lines = []
+def cluster_groups(quotas, networks, cores=None):
+    """One [[group]] of one worker each. `quotas`: per worker, its quota's calibration (speed,
+    startup s, overhead s per block); with `cores` (their quotas), the quota model: `quotas` then
+    come from quota_calibration."""
+    groups = []
     for i, (q, net) in enumerate(zip(quotas, networks)):
         lat, jit, bw = link_of(net)
-        lines += ["[[group]]", f'name = "w{i + 1}"', "count = 1", f"speed = {q['speed']:.6g}", "threads = 1",
-                  "prefetch = 1", f"startup = {q['startup']:.6g}", f"block_overhead_ms = {q['overhead'] * 1e3:.6g}",
-                  f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}", f"bandwidth_mbit = {bw:.6g}", ""]
-    return "\n".join(lines)
-
-
-def cluster_toml_quota(quotas, cores, networks):
-    """The same workers under the quota model: `quotas` from quota_calibration, `cores` their quotas."""
-    lines = []
-    for i, (q, c, net) in enumerate(zip(quotas, cores, networks)):
-        lat, jit, bw = link_of(net)
-        lines += ["[[group]]", f'name = "w{i + 1}"', "count = 1", f"speed = {q['speed']:.6g}", "threads = 1",
-                  "prefetch = 1", f"startup = {q['startup']:.6g}", f"block_overhead_ms = {q['overhead'] * 1e3:.6g}",
-                  f"cpu_quota = {c:.6g}", f"quota_period_ms = {period_for(c) / 1000:.6g}",
-                  f"latency_ms = {lat:.6g}", f"jitter_ms = {jit:.6g}", f"bandwidth_mbit = {bw:.6g}", ""]
-    return "\n".join(lines)
+        g = {"name": f"w{i + 1}", "count": 1, "speed": q["speed"], "threads": 1, "prefetch": 1,
+             "startup": q["startup"], "block_overhead_ms": q["overhead"] * 1e3}
+        if cores is not None:
+            g.update(cpu_quota=float(cores[i]), quota_period_ms=period_for(cores[i]) / 1000)
+        g.update(latency_ms=float(lat), jitter_ms=float(jit), bandwidth_mbit=float(bw))
+        groups.append(g)
+    return groups
 
 
 def quota_calibration(runs32, runs16, map_total, cores):
@@ -205,7 +199,7 @@ def main():
         calibrate()
     quotas = {c: calibration(runs, map_total) for c, runs in calibration_runs.items()}
     full = {c: quota_calibration(calibration_runs[c], calibration16_runs[c], map_total, c) for c in all_cores}
-    acc = [b for b in calibration_runs[all_cores[0]][0]["blocks"] if b["outcome"] == "accepted"]  # the fastest node
+    acc = accepted_blocks(calibration_runs[all_cores[0]][0])  # the fastest node
     payload_ratio = sum(b["bytes"] for b in acc) / (3.0 * sum(b["width"] * b["height"] for b in acc))
     for cores in all_cores:
         q = quotas[cores]
@@ -223,11 +217,9 @@ def main():
         real = reals[index]
         m_real = statistics.median(real)
         preds = {}
-        for model, text in (("plain", cluster_toml([quotas[c] for c in cores], networks)),
-                            ("quota", cluster_toml_quota([full[c] for c in cores], cores, networks))):
-            cluster_file = os.path.join(tmp, f"cluster_{model}.toml")
-            with open(cluster_file, "w") as f:
-                f.write(text)
+        for model, groups in (("plain", cluster_groups([quotas[c] for c in cores], networks)),
+                              ("quota", cluster_groups([full[c] for c in cores], networks, cores))):
+            cluster_file = write_cluster(os.path.join(tmp, f"cluster_{model}.toml"), groups)
             pred = []
             for seed in (1, 2, 3):
                 sim_json = os.path.join(tmp, "sim.json")
