@@ -90,7 +90,7 @@ def main():
         f.write(f"## Does `farm plan` pick settings the sweep confirms?\n\nCommand: `tools/sim/plan_check.py --reps "
                 f"{args.reps}`  \nDate: {datetime.datetime.now():%Y-%m-%d %H:%M}  \nchess2 {w}x{h}, {spp} spp, the "
                 "paper6 cluster described to the planner from calibration measurements (speeds in full-core units: "
-                + ", ".join(re.findall(r"speed = ([\d.]+)", "\n".join(lines))) + ").\n\n```\n" + out.strip()
+                + ", ".join(f"{g['speed']:.6g}" for g in groups) + ").\n\n```\n" + out.strip()
                 + "\n```\n\nReal runs, interleaved, median of " + str(args.reps) + ":\n\n"
                 "| configuration | policy | S0 | wait | runs (s) | median window (s) |\n|---|---|---|---|---|---|\n")
         for name, (p, b, wt) in contenders.items():
