@@ -27,8 +27,9 @@ import sys
 import tempfile
 import time
 
+from farmtools import ROOT  # tools/ is this script's folder: the import root (farmtools/__init__.py)
+
 POLICIES = ["fixed", "seed", "adaptive", "factoring"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 
 # The farm tests' scene; master and `farm single` override its size and spp per round.

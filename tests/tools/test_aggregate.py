@@ -8,12 +8,12 @@ repetitions each; one block-32 repetition is written "32.0" (the same setting), 
 has no window; plus two null-renderer "rtt" rows that a latency query must not see.
 """
 import os
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools import sweep_data as sd  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 FIXTURE = os.path.join(HERE, "data", "sweep_fixture.csv")
 

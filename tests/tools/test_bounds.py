@@ -1,11 +1,9 @@
 """farmtools.bounds: the hand-solved cases of tests/farm/control/makespan_bound_test.cpp, so the Python
 and C++ bounds cannot drift apart."""
 import math
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools import bounds  # noqa: E402
 from farmtools.bounds import Worker as W  # noqa: E402
 
@@ -41,8 +39,7 @@ class SweepSummaryTest(unittest.TestCase):
     """sweep.summarise: the honest bound counts a worker from its first lease, not its join."""
 
     def test_honest_bound_of_a_run(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "experiments"))
-        import sweep
+        from experiments import sweep
 
         def block(worker, assigned, received, seconds, side=8):
             return {"worker": worker, "assigned": assigned, "received": received, "render_seconds": seconds,

@@ -5,13 +5,12 @@ import contextlib
 import io
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 import check_layers  # noqa: E402
+from farmtools import ROOT  # noqa: E402
 
 
 class CheckLayersTest(unittest.TestCase):

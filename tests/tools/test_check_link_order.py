@@ -2,11 +2,9 @@
 first passes (readelf's answer replaced by a fixed list)."""
 import contextlib
 import io
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 import check_link_order  # noqa: E402
 
 

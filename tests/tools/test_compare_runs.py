@@ -1,15 +1,12 @@
 """farmtools.cost_map (a block's cost as CostMap::cost computes it) and tools/sim/compare_runs.py
 (per-worker figures of a stats JSON), on hand-made inputs."""
 import os
-import sys
 import tempfile
 import unittest
 
-TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
-sys.path.insert(0, TOOLS)
-sys.path.insert(0, os.path.join(TOOLS, "sim"))
-import compare_runs  # noqa: E402
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools.cost_map import CostMap  # noqa: E402
+from sim import compare_runs  # noqa: E402
 
 # 6x4 image, 4-pixel tiles: 2 columns (4 and 2 pixels wide) x 1 row; 2 frames.
 MAP = "farm-cost-map 1\nwidth 6 height 4 tile 4 frames 2\nnote test\n1.6 0.8\n2 2\n"

@@ -1,12 +1,10 @@
 """The delaying proxy's link model (tools/net/delay_proxy.py): serialisation at the bandwidth,
 then the one-way delay; with --shared-link every connection queues on the same link."""
-import os
 import random
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools", "net"))
-import delay_proxy  # noqa: E402
+import toolbox  # noqa: F401  (tools/ on sys.path)
+from net import delay_proxy  # noqa: E402
 
 
 class LinkTest(unittest.TestCase):

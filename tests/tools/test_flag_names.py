@@ -8,7 +8,8 @@ import os
 import re
 import unittest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+import toolbox  # noqa: F401  (tools/ on sys.path)
+from farmtools import ROOT  # noqa: E402
 FARM = os.path.join(ROOT, "farm")
 DECLARED = re.compile(r'add_(?:option|flag)\(\s*"([^"]+)"')
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')

@@ -3,12 +3,11 @@ the same layers, each with the same uses (the checker is what the build enforces
 what a reader trusts)."""
 import os
 import re
-import sys
 import unittest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 import check_layers  # noqa: E402
+from farmtools import ROOT  # noqa: E402
 
 ROW = re.compile(r"^\| `([a-z_]+)/` \|.*\| ([^|]*) \|\s*$")
 

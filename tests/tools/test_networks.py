@@ -1,11 +1,9 @@
 """The network table (tools/farmtools/networks.py): what the proxy is asked for and how networks
 order by delay, checked against the presets' documented values (the paper's lab and dorm)."""
 import math
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools import networks  # noqa: E402
 
 

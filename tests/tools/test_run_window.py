@@ -1,10 +1,8 @@
 """The render window (tools/farmtools/run_window.py): first assignment of any lease to the last
 accepted result, the simulator's definition (farm/sim/simulator.h, SimResult::window())."""
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools.run_window import accepted_blocks, run_window, window_bounds  # noqa: E402
 
 

@@ -4,13 +4,11 @@ are worked out by hand, so a change in how seeds are combined or which fixed S0 
 up here before it shows up in results/sim/scale_study.md."""
 import math
 import os
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools", "sim"))
-import scale_grid as g  # noqa: E402
+import toolbox  # noqa: F401  (tools/ on sys.path)
+from sim import scale_grid as g  # noqa: E402
 
 
 def run(policy, seed, makespan, honest=10.0, workers=100, completed=True, cluster="hetero"):

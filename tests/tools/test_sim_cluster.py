@@ -1,11 +1,10 @@
 """The writer of `farm sim` cluster files (tools/farmtools/sim_cluster.py): the format of
 docs/cli.md's example, values as the tools wrote them before (6 significant digits, ranges)."""
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tools"))
+import toolbox  # noqa: F401  (tools/ on sys.path)
 from farmtools.sim_cluster import cluster_text, toml_value, write_cluster  # noqa: E402
 
 # A part of docs/cli.md's example cluster file, without its comments.

@@ -3,12 +3,11 @@
 import csv
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "experiments"))
-from sweep import COLUMNS, Sweep  # noqa: E402
+import toolbox  # noqa: F401  (tools/ on sys.path)
+from experiments.sweep import COLUMNS, Sweep  # noqa: E402
 
 
 class SweepResumeTest(unittest.TestCase):

@@ -18,7 +18,8 @@ Usage: tools/bench/backend_overhead.py [--farm build/farm/farm] [--quick]
 """
 import argparse, csv, datetime, filecmp, os, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 CHESS2 = "/usr/share/doc/povray/examples/advanced/chess2.pov"
 
 

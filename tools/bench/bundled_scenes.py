@@ -32,7 +32,10 @@ from pathlib import Path
 import numpy as np
 import OpenImageIO as oiio
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT as _ROOT  # noqa: E402
+
+ROOT = Path(_ROOT).resolve()
 
 
 def read_exr(path: Path) -> np.ndarray:

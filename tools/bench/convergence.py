@@ -31,16 +31,16 @@ import argparse
 import subprocess
 import tomllib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools", "compare"))
-sys.path.insert(0, HERE)
-import cycles_compare  # noqa: E402  (DEFAULTS, rel)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from compare import cycles_compare  # noqa: E402  (DEFAULTS, rel)
 # One job per module: rendering, metrics, figures, report (this file: the command line and the run).
-from convergence_figures import rmse_plot, side_by_side  # noqa: E402
-from convergence_metrics import analyse  # noqa: E402
-from convergence_render import REF_SEEDS, TEST_SEED, RenderError, prepare_scene, render_pair  # noqa: E402
-from convergence_report import fmt, git_info, markdown, summary, write_csv  # noqa: E402
+from bench.convergence_figures import rmse_plot, side_by_side  # noqa: E402
+from bench.convergence_metrics import analyse  # noqa: E402
+from bench.convergence_render import REF_SEEDS, TEST_SEED, RenderError, prepare_scene, render_pair  # noqa: E402
+from bench.convergence_report import fmt, git_info, markdown, summary, write_csv  # noqa: E402
+from farmtools import ROOT  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 rel = cycles_compare.rel
 FIGURE_SPP = 16      # the side-by-side figure's spp (the nearest measured one if absent)

@@ -1,10 +1,10 @@
 """Figures for tools/bench/convergence.py: the side-by-side images and the RMSE-vs-time plot.
-Imported by convergence.py, which puts tools/compare on sys.path first.
+Imported by convergence.py.
 """
 import math
 
-import compare_images  # tools/compare: read_rgb, tonemap
-from convergence_metrics import luminance
+from bench.convergence_metrics import luminance
+from compare import compare_images  # read_rgb, tonemap
 
 def side_by_side(case, renders, refs, spp, png):
     import matplotlib

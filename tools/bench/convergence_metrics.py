@@ -1,12 +1,12 @@
 """Metrics for tools/bench/convergence.py: each renderer's reference from its two halves (with
 the reference's own noise estimated and subtracted), RMSE and efficiency per spp, the cross-check
-of the two references, and the fixed + per-sample time fit. Imported by convergence.py, which puts tools/compare on sys.path first.
+of the two references, and the fixed + per-sample time fit. Imported by convergence.py.
 """
 import math
 
 import numpy as np
 
-import compare_images  # tools/compare: read_rgb, REC709
+from compare import compare_images  # read_rgb, REC709
 
 BIAS_FLAG = 0.02     # flag a mean-luminance difference between the references above this
 

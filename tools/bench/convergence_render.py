@@ -1,6 +1,6 @@
 """Rendering for tools/bench/convergence.py: the scene each case needs, and one image with our
 renderer and with Cycles at a given spp and seed (or, with --reanalyze, the files of an earlier
-run). Imported by convergence.py, which puts tools/compare on sys.path first.
+run). Imported by convergence.py.
 """
 import json
 import os
@@ -8,13 +8,13 @@ import shlex
 
 import numpy as np
 
-import compare_images  # tools/compare: read_rgb
-import cycles_compare  # tools/compare: wrapper_scene, blender_command, run, our_render_seconds, rel
-import scene_gen
+from bench import scene_gen
+from compare import compare_images  # read_rgb
+from compare import cycles_compare  # wrapper_scene, blender_command, run, our_render_seconds, rel
 
 REF_SEEDS = (1, 2)   # the two halves of each reference
 TEST_SEED = 0
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from farmtools import ROOT
 rel = cycles_compare.rel
 
 

@@ -1,5 +1,5 @@
 """The markdown report, its one-sentence summaries and the CSV of tools/bench/convergence.py.
-Imported by convergence.py, which puts tools/compare on sys.path first.
+Imported by convergence.py.
 """
 import csv
 import math
@@ -7,10 +7,9 @@ import os
 import shlex
 import subprocess
 
-from convergence_metrics import BIAS_FLAG
-from convergence_render import REF_SEEDS, TEST_SEED
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.convergence_metrics import BIAS_FLAG
+from bench.convergence_render import REF_SEEDS, TEST_SEED
+from farmtools import ROOT
 
 
 def git_info():

@@ -16,9 +16,10 @@ file is kept.
 
 Usage: tools/bench/cost_map_scaling.py [--farm build/farm/farm] [--repeats 3]
 """
-import argparse, bisect, datetime, math, os, re, statistics, subprocess, tempfile
+import argparse, bisect, datetime, math, os, re, statistics, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 SCENE = "scenes/chess2.toml"
 FULL = (640, 480, 8)
 PREVIEWS = [(160, 120, 2), (320, 240, 2), (160, 120, 8)]

@@ -37,7 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT as _ROOT  # noqa: E402
+
+ROOT = Path(_ROOT).resolve()
 SCENE_PRIMARY = ROOT / "scenes/bench/bench_sponza_primary.toml"
 SCENE_PATH = ROOT / "scenes/bench/bench_sponza_path.toml"
 OBJ_REL = "sponza-dabrovic/sponza.obj"

@@ -12,8 +12,8 @@ Usage: tools/bench/farm_overhead.py [--farm build/farm/farm] [--quick]
 """
 import argparse, csv, datetime, json, os, re, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 

@@ -5,8 +5,8 @@ One master, one 2-thread worker, the cheap wg6 scene at 800x600 so that transfer
 Writes results/bench_pixel_transfer.md. Usage: tools/bench/pixel_transfer.py [--farm PATH] [--reps N]"""
 import argparse, os, re, statistics, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 from farmtools.networks import describe  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 

@@ -15,10 +15,11 @@ results/bench_povray_costs.{csv,md}. Debian's chess2.pov, +A0.3, on this machine
 Usage: tools/bench/povray_costs.py [--farm build/farm/farm] [--width 640 --height 480] [--quick]
        [--policies default,fixed:64,factoring,seed]
 """
-import argparse, csv, datetime, os, resource, shutil, stat, subprocess, tempfile, time
+import argparse, csv, datetime, os, resource, shutil, stat, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 CHESS2 = "/usr/share/doc/povray/examples/advanced/chess2.pov"
 
 

@@ -7,7 +7,8 @@ Needs ../shared/scenes. Writes results/bench_textures.md.
 Usage: tools/bench/textured_scenes.py [--farm PATH] [--reps N] [--out FILE]"""
 import argparse, os, re, statistics, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "scenes")
 
 SPONZA_CAMERA = "[camera]\nposition = [-12.0, 4.0, 0.0]\nlook_at = [10.0, 6.0, 0.0]\nfov = 60.0\n"

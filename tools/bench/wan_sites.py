@@ -32,8 +32,8 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 from experiments.cpu_quota import CpuQuota, QuotaUnavailable, check_available  # noqa: E402
 
 PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")

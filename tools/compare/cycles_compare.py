@@ -18,10 +18,11 @@ import argparse
 import subprocess
 import tomllib
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from compare import compare_images  # noqa: E402
+from farmtools import ROOT  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import compare_images  # noqa: E402
 
 DEFAULTS = {
     "width": 256, "height": 256, "spp": 64, "max_depth": 8, "threads": 2, "exposure": 0.0,

@@ -8,14 +8,10 @@ start-up is real, not emulated; a Blender worker keeps one Blender per render th
   Figure 11  speedup on 1-4 homogeneous nodes, both POV-Ray scenes;
   policies   fixed sizes, seed and factoring on paper6 and hetero4, POV-Ray and Blender.
 """
-import os
-import sys
 
-import real_scenes
-from report_tables import f, table
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
-from farmtools.sweep_data import best_config, median, select  # noqa: E402
+from experiments import real_scenes
+from experiments.report_tables import f, table
+from farmtools.sweep_data import best_config, median, select
 
 EXPERIMENTS = ("pov_blockcost", "pov_resolution", "pov_speedup", "backend_policies")
 

@@ -14,12 +14,10 @@ import threading
 import time
 import tomllib
 
-from cpu_quota import CpuQuota
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools, whichever script imported this module
+from experiments.cpu_quota import CpuQuota
+from farmtools import ROOT
 # proxy_args is also tools/sweep's check of --networks (as cluster.proxy_args).
-from farmtools.networks import proxy_args  # noqa: E402
+from farmtools.networks import proxy_args
 
 PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 CLUSTERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clusters.toml")

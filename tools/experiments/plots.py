@@ -63,12 +63,13 @@ except ImportError as _missing:  # e.g. a pyenv python3 ahead of Debian's on PAT
 
 # The plot functions live in plotting/ (one module per figure family); this file is their CLI and
 # the name tools/reproduce imports them by.
-from plotting.gantt import plot_gantt  # noqa: E402
-from plotting.heatmap import plot_heatmap_block_wait  # noqa: E402
-from plotting.latency import plot_latency_best_block, plot_rtt_vs_block  # noqa: E402
-from plotting.policies import plot_adaptive_vs_fixed, plot_scene_policies  # noqa: E402
-from plotting.speedup import plot_speedup_vs_workers  # noqa: E402
-from plotting.wait_search import plot_waitsearch  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from experiments.plotting.gantt import plot_gantt  # noqa: E402
+from experiments.plotting.heatmap import plot_heatmap_block_wait  # noqa: E402
+from experiments.plotting.latency import plot_latency_best_block, plot_rtt_vs_block  # noqa: E402
+from experiments.plotting.policies import plot_adaptive_vs_fixed, plot_scene_policies  # noqa: E402
+from experiments.plotting.speedup import plot_speedup_vs_workers  # noqa: E402
+from experiments.plotting.wait_search import plot_waitsearch  # noqa: E402
 
 __all__ = ["plot_speedup_vs_workers", "plot_heatmap_block_wait", "plot_adaptive_vs_fixed", "plot_rtt_vs_block",
            "plot_latency_best_block", "plot_scene_policies", "plot_waitsearch", "plot_gantt", "main"]

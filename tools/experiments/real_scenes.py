@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from farmtools import ROOT
 EXAMPLES = "/usr/share/doc/povray/examples/advanced"
 MADE = os.path.join(ROOT, "build", "real-scenes")  # scenes made here (untracked)
 

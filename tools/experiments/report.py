@@ -6,15 +6,13 @@ import datetime
 import os
 import platform
 import statistics
-import sys
+
+from experiments import backends_stage, real_scenes
+from experiments.report_tables import f, table
+from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms
+from farmtools.sweep_data import best_config, group, median, read_rows, select, spread
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
-from farmtools.networks import describe as describe_network, one_way_delay_ms as network_delay_ms  # noqa: E402
-from farmtools.sweep_data import best_config, group, median, read_rows, select, spread  # noqa: E402
-import backends_stage  # noqa: E402
-import real_scenes  # noqa: E402
-from report_tables import f, table  # noqa: E402
 
 NOTES = os.path.join(HERE, "report_notes.md")
 

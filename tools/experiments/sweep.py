@@ -21,15 +21,12 @@ import itertools
 import math
 import os
 import statistics
-import sys
 import time
 
-from cluster import Cluster, Node, RunFailed
-import real_scenes
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from farmtools import bounds  # noqa: E402
-from farmtools.run_window import accepted_blocks, run_window, window_bounds  # noqa: E402
+from experiments import real_scenes
+from experiments.cluster import Cluster, Node, RunFailed
+from farmtools import bounds
+from farmtools.run_window import accepted_blocks, run_window, window_bounds
 
 COLUMNS = ["experiment", "run_key", "rep", "scene", "width", "height", "spp", "mode", "policy", "block", "min_block",
            "wait", "max_copies", "cluster", "workers", "speeds", "network", "threads", "makespan_s", "window_s",

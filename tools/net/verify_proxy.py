@@ -3,10 +3,11 @@
 and writes results/net_proxy_check.md. Usage: tools/net/verify_proxy.py"""
 import os, socket, statistics, subprocess, sys, threading, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))  # tools/, for farmtools
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 from farmtools.networks import PRESETS  # noqa: E402  (the presets checked are the ones the sweeps use)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def sink_server():

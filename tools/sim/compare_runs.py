@@ -18,7 +18,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
 from farmtools.cost_map import CostMap  # noqa: E402
 from farmtools.run_window import window_bounds  # noqa: E402
 

@@ -19,14 +19,13 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
-import cluster as cl  # noqa: E402
-from sweep import CALIBRATION_SCENE, Sweep  # noqa: E402
-from validate import link_of  # noqa: E402  (same network model as the validation)
-from farmtools.sim_cluster import write_cluster  # noqa: E402  (tools/ is on sys.path via validate)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from experiments import cluster as cl  # noqa: E402
+from experiments.sweep import CALIBRATION_SCENE, Sweep  # noqa: E402
+from farmtools import ROOT  # noqa: E402
+from farmtools.sim_cluster import write_cluster  # noqa: E402
 from farmtools.sweep_data import group, median, read_rows  # noqa: E402
+from sim.validate import link_of  # noqa: E402  (same network model as the validation)
 
 STARTUP_FULL = 0.3  # seconds from start to join of a full-speed worker (see validation.md)
 

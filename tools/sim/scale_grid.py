@@ -6,13 +6,10 @@ Standard library only, so tests/tools can check it without numpy or a farm binar
 """
 import csv
 import math
-import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/, for farmtools
-from farmtools.sim_cluster import cluster_text  # noqa: E402
-from farmtools.sweep_data import num  # noqa: E402
+from farmtools.sim_cluster import cluster_text
+from farmtools.sweep_data import num
 
 # ----------------------------------------------------------------------------- setup
 SIZES = (2, 10, 100, 1000, 10000)        # workers N

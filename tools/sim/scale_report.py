@@ -4,7 +4,7 @@ computed from the numbers, and one figure per cost map."""
 import os
 import statistics
 
-import scale_grid as g
+from sim import scale_grid as g
 
 LABELS = [p.label for p in g.POLICIES]
 ADAPTIVE = [p.label for p in g.POLICIES if not p.fixed]

@@ -21,11 +21,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import scale_grid as g  # noqa: E402
-import scale_report  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
+from sim import scale_grid as g, scale_report  # noqa: E402
 
 PT_MAP = "results/sim/cornell_320x240_spp32.costmap"
 PT_MAP_COMMAND = ("build/farm/farm single scenes/cornell.toml -o /tmp/cornell.png --width 320 --height 240 "

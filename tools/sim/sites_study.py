@@ -27,9 +27,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools"))  # for farmtools
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from farmtools import ROOT  # noqa: E402
 from farmtools.sim_cluster import cluster_text, write_cluster  # noqa: E402
+
 COST_MAP = "results/sim/chess2_640x480_spp8.costmap"
 PREVIEW_MAP = "results/sim/chess2_160x120_spp1.costmap"
 SIZE = ["--width", "1920", "--height", "1080"]

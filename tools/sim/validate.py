@@ -41,12 +41,10 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools/experiments"))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import cluster as cl  # noqa: E402
-from cpu_quota import period_for  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
+from experiments import cluster as cl  # noqa: E402
+from experiments.cpu_quota import period_for  # noqa: E402
+from farmtools import ROOT  # noqa: E402
 from farmtools.networks import NETWORK_RE, PRESETS  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 from farmtools.sim_cluster import write_cluster  # noqa: E402

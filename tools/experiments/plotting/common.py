@@ -4,7 +4,6 @@ axes helpers and saving. The sweep data itself is read and aggregated by farmtoo
 """
 import math
 import os
-import sys
 
 import matplotlib
 import numpy as np
@@ -13,7 +12,6 @@ matplotlib.use("Agg")  # files only, no display; before pyplot, which the plot m
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # tools/
 from farmtools.networks import PRESETS as NETWORK_PRESETS, one_way_delay_ms as _delay_ms  # noqa: E402
 # Imported here once for every plot module, under the names the plots were written with.
 from farmtools.sweep_data import (best_config, configs as _configs, experiment_rows as _select, fmt as _fmt,  # noqa: E402,F401
