@@ -10,7 +10,7 @@ has no window; plus two null-renderer "rtt" rows that a latency query must not s
 import os
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools import sweep_data as sd  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -3,7 +3,7 @@ and C++ bounds cannot drift apart."""
 import math
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools import bounds  # noqa: E402
 from farmtools.bounds import Worker as W  # noqa: E402
 

@@ -4,7 +4,7 @@ import contextlib
 import io
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 import check_link_order  # noqa: E402
 
 

@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools.cost_map import CostMap  # noqa: E402
 from sim import compare_runs  # noqa: E402
 

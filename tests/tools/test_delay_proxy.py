@@ -3,7 +3,7 @@ then the one-way delay; with --shared-link every connection queues on the same l
 import random
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from net import delay_proxy  # noqa: E402
 
 

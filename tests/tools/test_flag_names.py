@@ -8,7 +8,7 @@ import os
 import re
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools import ROOT  # noqa: E402
 FARM = os.path.join(ROOT, "farm")
 DECLARED = re.compile(r'add_(?:option|flag)\(\s*"([^"]+)"')

@@ -5,7 +5,7 @@ import os
 import re
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 import check_layers  # noqa: E402
 from farmtools import ROOT  # noqa: E402
 

@@ -3,7 +3,7 @@ order by delay, checked against the presets' documented values (the paper's lab 
 import math
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools import networks  # noqa: E402
 
 

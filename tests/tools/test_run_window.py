@@ -2,7 +2,7 @@
 accepted result, the simulator's definition (farm/sim/simulator.h, SimResult::window())."""
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools.run_window import accepted_blocks, run_window, window_bounds  # noqa: E402
 
 

@@ -7,7 +7,7 @@ import os
 import tempfile
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from sim import scale_grid as g  # noqa: E402
 
 

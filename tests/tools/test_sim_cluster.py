@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools.sim_cluster import cluster_text, toml_value, write_cluster  # noqa: E402
 
 # A part of docs/cli.md's example cluster file, without its comments.

@@ -6,7 +6,7 @@ import shutil
 import tempfile
 import unittest
 
-import toolbox  # noqa: F401  (tools/ on sys.path)
+import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from experiments.sweep import COLUMNS, Sweep  # noqa: E402
 
 
