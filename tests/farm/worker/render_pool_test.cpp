@@ -91,7 +91,9 @@ TEST_CASE("render pool: every block comes back once, rendered, with its timing a
     REQUIRE(outs.wait_for(20));
   }
   CHECK(outs.by_attempt.size() == 20);
-  for (const auto& [attempt, out] : outs.by_attempt) {
+  for (const auto& entry : outs.by_attempt) {
+    const auto attempt = entry.first;  // not a structured binding: CAPTURE's lambda takes it (C++17)
+    const auto& out = entry.second;
     CAPTURE(attempt);
     CHECK_FALSE(out.cancelled);
     CHECK(out.failure.empty());

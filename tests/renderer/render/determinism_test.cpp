@@ -139,7 +139,8 @@ void check_invariance(const std::string& integrator, const std::string& extra_re
     std::vector<float> whole = test_render::render_full(*scene, frame);
     const std::pair<int, int> sizes[] = {{4, 4}, {7, 13}, {32, 32}, {256, 256}, {1, 47}};
     unsigned seed = 1;
-    for (auto [bw, bh] : sizes) {
+    for (const auto& size : sizes) {
+      const int bw = size.first, bh = size.second;  // not a structured binding: CAPTURE's lambda takes them (C++17)
       CAPTURE(bw);
       CAPTURE(bh);
       CHECK(same_bytes(whole, render_tiled(*scene, frame, bw, bh, seed++)));
@@ -215,7 +216,8 @@ path = ")" + test_paths::shared_scenes() + R"(/sponza-dabrovic/sponza.obj"
     std::vector<float> whole = test_render::render_full(*scene);
     const std::pair<int, int> sizes[] = {{7, 13}, {1, 47}, {5, 5}, {33, 2}};
     unsigned seed = 11;
-    for (auto [bw, bh] : sizes) {
+    for (const auto& size : sizes) {
+      const int bw = size.first, bh = size.second;
       CAPTURE(bw);
       CAPTURE(bh);
       CHECK(same_bytes(whole, render_tiled(*scene, 1, bw, bh, seed++)));

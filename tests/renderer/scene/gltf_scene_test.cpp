@@ -81,7 +81,9 @@ struct QuadToBreak {
   }
   void check_refused(const std::vector<std::pair<std::string, std::string>>& edits, const std::string& message) const {
     std::string json = good;
-    for (const auto& [from, to] : edits) {
+    for (const auto& edit : edits) {
+      const std::string& from = edit.first;  // not a structured binding: CAPTURE's lambda takes it (C++17)
+      const std::string& to = edit.second;
       size_t at = json.find(from);
       REQUIRE(at != std::string::npos);
       json.replace(at, from.size(), to);
