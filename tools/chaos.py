@@ -28,9 +28,9 @@ import tempfile
 import time
 
 from farmtools import ROOT  # tools/ is this script's folder: the import root (farmtools/__init__.py)
+from farmtools.local_farm import PROXY, endpoint_in
 
 POLICIES = ["fixed", "seed", "adaptive", "factoring"]
-PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 
 # The farm tests' scene; master and `farm single` override its size and spp per round.
 with open(os.path.join(ROOT, "tests/farm/data/small_scene.toml")) as _f:
@@ -40,18 +40,20 @@ HEARTBEAT, LIVENESS = 0.2, 3  # a worker silent for 0.6 s is dead
 ROUND_LIMIT = 240.0           # a round longer than this counts as a hang
 
 
-def wait_for(path, pattern, timeout):
+def listening(path, timeout):
+    """Where the process logging to `path` listens (farmtools.local_farm.endpoint_in: this
+    harness restarts masters, so it keeps logs in files rather than using LocalFarm)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with open(path, errors="replace") as f:
-                m = re.search(pattern, f.read())
-            if m:
-                return m.group(1)
+                endpoint = endpoint_in(f.read())
+            if endpoint:
+                return endpoint
         except FileNotFoundError:
             pass
         time.sleep(0.02)
-    raise RuntimeError(f"{path}: no '{pattern}' within {timeout} s")
+    raise RuntimeError(f"{path}: no 'listening on' line within {timeout} s")
 
 
 def spawn(args, log):
@@ -111,7 +113,7 @@ class Round:
                    str(self.height), "--spp", str(self.spp), "--block", str(self.block), "--policy", self.policy,
                    "--heartbeat", str(HEARTBEAT), "--liveness", str(LIVENESS), "--stats", stats, "--keep-journal",
                    "--resume", *extra], log)
-        return m, wait_for(log, r"listening on (tcp://127\.0\.0\.1:[0-9]+)", 20)
+        return m, listening(log, 20)
 
     def run(self):
         rng, d = self.rng, tempfile.mkdtemp(prefix=f"round{self.number}_", dir=self.work)
@@ -137,7 +139,7 @@ class Round:
             p = spawn([sys.executable, PROXY, "--target", ep.replace("tcp://", "")] + faults, log)
             proxies.append((p, log))
             procs.append(p)
-        endpoints = [ep, ep] + ["tcp://" + wait_for(log, r"listening on (\S+)", 20) for _, log in proxies]
+        endpoints = [ep, ep] + ["tcp://" + listening(log, 20) for _, log in proxies]
         slots = []
         for i in range(self.n_workers):
             slots.append({"endpoint": endpoints[i % len(endpoints)], "name": f"w{i}", "gen": 0, "proc": None, "cont": None})

@@ -38,7 +38,6 @@ from bench.convergence_figures import rmse_plot, side_by_side  # noqa: E402
 from bench.convergence_metrics import analyse  # noqa: E402
 from bench.convergence_render import REF_SEEDS, TEST_SEED, RenderError, prepare_scene, render_pair  # noqa: E402
 from bench.convergence_report import fmt, git_info, markdown, summary, write_csv  # noqa: E402
-from farmtools import ROOT  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

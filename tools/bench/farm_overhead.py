@@ -10,43 +10,18 @@
                                                                         target >= 0.95
 Usage: tools/bench/farm_overhead.py [--farm build/farm/farm] [--quick]
 """
-import argparse, csv, datetime, json, os, re, subprocess, sys, tempfile, time
+import argparse, csv, datetime, os, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
 from farmtools import ROOT  # noqa: E402
+# master_with_workers: one master job with N local workers (without `journal` the master keeps
+# none: these benchmarks measure scheduling; tools/bench/journal_cost.py measures the journal).
+from farmtools.local_farm import master_with_workers  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-
-
-def master_with_workers(farm, scene, out, stats, master_args, workers, worker_args, tmp, journal=False):
-    """One master job with `workers` local workers; the master's stats JSON. Without `journal`
-    the master keeps none (these benchmarks measure scheduling; tools/bench/journal_cost.py
-    measures the journal)."""
-    master = subprocess.Popen([farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--stats", stats]
-                              + ([] if journal else ["--no-journal"]) + master_args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    endpoint = None
-    lines = []
-    while endpoint is None:
-        line = master.stdout.readline()
-        if not line:
-            raise RuntimeError("master exited: " + "".join(lines))
-        lines.append(line)
-        m = re.search(r"listening on (tcp://\S+)", line)
-        if m:
-            endpoint = m.group(1)
-    procs = [subprocess.Popen([farm, "worker", "--connect", endpoint, "--once", "--cache", os.path.join(tmp, "cache"),
-                               "--name", f"w{i}", "--give-up-after", "5"] + worker_args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for i in range(workers)]
-    master.communicate(timeout=600)
-    for p in procs:  # a worker that joined after the last block never saw JobDone: it gives up
-        p.wait(timeout=60)
-    if master.returncode != 0:
-        raise RuntimeError("master failed")
-    with open(stats) as f:
-        return json.load(f)
 
 
 def blocks_and_window(stats):

@@ -15,8 +15,9 @@ Usage: tools/bench/journal_cost.py [--farm build/farm/farm] [--reps 3] [--side 5
 import argparse, datetime, os, statistics, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
-from bench.farm_overhead import blocks_and_window, master_with_workers  # noqa: E402
+from bench.farm_overhead import blocks_and_window  # noqa: E402
 from farmtools import ROOT  # noqa: E402
+from farmtools.local_farm import master_with_workers  # noqa: E402
 
 CONFIGS = [("off", False, []), ("default", True, []), ("sync", True, ["--journal-sync", "0"])]
 

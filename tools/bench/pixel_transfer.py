@@ -3,47 +3,29 @@
 float (EXR output), on loopback and through the delaying proxy (tools/net/delay_proxy.py)?
 One master, one 2-thread worker, the cheap wg6 scene at 800x600 so that transfer matters.
 Writes results/bench_pixel_transfer.md. Usage: tools/bench/pixel_transfer.py [--farm PATH] [--reps N]"""
-import argparse, os, re, statistics, subprocess, sys, tempfile, time
+import argparse, os, statistics, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
 from farmtools import ROOT  # noqa: E402
+from farmtools.local_farm import FarmRunError, LocalFarm  # noqa: E402
 from farmtools.networks import describe  # noqa: E402
 from farmtools.run_window import accepted_blocks, run_window  # noqa: E402
 
 
-def wait_line(proc, pattern, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        m = re.search(pattern, line)
-        if m:
-            return m.group(1)
-    raise RuntimeError("did not see " + pattern)
-
-
 def one_run(farm, ext, compress, proxy_args, tmp):
-    master = subprocess.Popen([farm, "master", os.path.join(ROOT, "scenes/wg6.toml"), "-o", os.path.join(tmp, "o." + ext),
-                               "--bind", "tcp://127.0.0.1:*", "--width", "800", "--height", "600", "--block", "32", "--policy", "seed",
-                               "--stats", os.path.join(tmp, "s.json"), "--no-journal"] + (["--compress"] if compress else ["--no-compress"]),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    endpoint = wait_line(master, r"listening on (tcp://\S+)")
-    proxy = None
-    if proxy_args is not None:
-        proxy = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools/net/delay_proxy.py"), "--target",
-                                  endpoint.replace("tcp://", "")] + proxy_args, stdout=subprocess.PIPE, text=True)
-        endpoint = "tcp://" + wait_line(proxy, r"listening on (\S+)")
-    t0 = time.monotonic()
-    subprocess.run([farm, "worker", "--connect", endpoint, "--once", "--threads", "2", "--cache",
-                    os.path.join(tmp, "cache")], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    elapsed = time.monotonic() - t0
-    master.communicate(timeout=60)
-    if proxy:
-        proxy.terminate()
-        proxy.wait()
-    import json
-    st = json.load(open(os.path.join(tmp, "s.json")))
+    stats = os.path.join(tmp, "s.json")
+    with LocalFarm(farm) as lf:
+        endpoint = lf.master(os.path.join(ROOT, "scenes/wg6.toml"), os.path.join(tmp, "o." + ext), stats,
+                             ["--width", "800", "--height", "600", "--block", "32", "--policy", "seed"]
+                             + (["--compress"] if compress else ["--no-compress"]))
+        if proxy_args is not None:
+            endpoint = lf.proxy(endpoint, proxy_args)
+        t0 = time.monotonic()
+        worker = lf.worker(endpoint, ["--threads", "2", "--cache", os.path.join(tmp, "cache")], log=os.devnull)
+        if worker.wait() != 0:
+            raise FarmRunError(f"farm worker exited {worker.returncode}")
+        elapsed = time.monotonic() - t0
+        st = lf.finish(stats, timeout=60)
     return run_window(st), sum(b["bytes"] for b in accepted_blocks(st)), elapsed
 
 

@@ -20,23 +20,19 @@ site's link, through a relay the site fetches them once. The generated scene (a 
 under a glass ball) makes that part of the comparison.
 """
 import argparse
-import json
 import random
 import os
-import re
 import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/: farmtools/__init__.py
 from farmtools import ROOT  # noqa: E402
+from farmtools.local_farm import LocalFarm, read_stats  # noqa: E402
 from experiments.cpu_quota import CpuQuota, QuotaUnavailable, check_available  # noqa: E402
-
-PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 
 
 def textured_scene(folder, megabytes):
@@ -99,26 +95,6 @@ radius = 0.8
     return path
 
 
-def read_line(proc, pattern, what, timeout=60):
-    """The first group of `pattern` in proc's output; the rest of its output is drained."""
-    found = []
-
-    def scan():
-        for line in proc.stdout:
-            if not found:
-                m = re.search(pattern, line)
-                if m:
-                    found.append(m.group(1))
-    t = threading.Thread(target=scan, daemon=True)
-    t.start()
-    deadline = time.monotonic() + timeout
-    while not found and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    if not found:
-        raise RuntimeError(f"{what} did not print '{pattern}'")
-    return found[0]
-
-
 class Run:
     """One job: master, a proxy per site, then per site either its workers (flat) or a relay
     and its workers; every process is killed on the way out."""
@@ -127,16 +103,7 @@ class Run:
         self.a, self.mode, self.delay = args, mode, delay_ms
         self.dir = os.path.join(tmp, f"{mode}-{delay_ms:g}ms-{rep}")
         os.makedirs(self.dir)
-        self.procs, self.quotas = [], []
-
-    def popen(self, cmd, log=None, quota=None):
-        out = open(os.path.join(self.dir, log), "w") if log else subprocess.PIPE
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True,
-                             preexec_fn=quota.enter if quota else None)
-        if log:
-            out.close()
-        self.procs.append(p)
-        return p
+        self.quotas = []
 
     def quota(self, name):
         if self.a.no_quota:
@@ -146,49 +113,38 @@ class Run:
         self.quotas.append(q)
         return q
 
-    def worker(self, connect, name):
+    def worker(self, lf, connect, name):
         cache = os.path.join(self.dir, "cache-" + name)  # each worker its own machine
-        return self.popen([self.a.farm, "worker", "--connect", connect, "--once", "--threads", "1", "--cache", cache,
-                           "--name", name, "--give-up-after", "60"], log=name + ".log", quota=self.quota(name))
+        quota = self.quota(name)
+        return lf.worker(connect, ["--threads", "1", "--cache", cache, "--name", name, "--give-up-after", "60"],
+                         log=os.path.join(self.dir, name + ".log"), preexec_fn=quota.enter if quota else None)
 
     def go(self):
         a = self.a
         out, stats = os.path.join(self.dir, "out.png"), os.path.join(self.dir, "stats.json")
         try:
-            master = self.popen([a.farm, "master", a.scene, "-o", out, "--bind", "tcp://127.0.0.1:*", "--stats", stats,
-                                 "--no-journal"] + a.job_args)
-            endpoint = read_line(master, r"listening on (tcp://\S+)", "farm master")
-            t0 = time.monotonic()
-            for s in range(a.sites):
-                proxy = self.popen([sys.executable, PROXY, "--listen", "127.0.0.1:0", "--target", endpoint[6:],
-                                    "--delay-ms", f"{self.delay:g}", "--mbit", f"{a.mbit:g}", "--shared-link"])
-                uplink = "tcp://" + read_line(proxy, r"listening on (\S+)", "delay proxy")
-                if self.mode == "flat":
-                    for w in range(a.workers):
-                        self.worker(uplink, f"s{s + 1}w{w + 1}")
-                else:
-                    relay = self.popen([a.farm, "relay", "--connect", uplink, "--bind", "tcp://127.0.0.1:*", "--once",
-                                        "--threads", str(a.workers), "--cache", os.path.join(self.dir, f"relay{s + 1}"),
-                                        "--name", f"site{s + 1}"])
-                    site = read_line(relay, r"relay listening on (tcp://\S+)", "farm relay")
-                    for w in range(a.workers):
-                        self.worker(site, f"s{s + 1}w{w + 1}")
-            master.wait(timeout=a.timeout)
-            wall = time.monotonic() - t0
-            if master.returncode != 0:
-                raise RuntimeError(f"farm master exited {master.returncode} ({self.dir})")
-            with open(stats) as f:
-                st = json.load(f)
+            with LocalFarm(a.farm) as lf:  # every process is killed on the way out
+                endpoint = lf.master(a.scene, out, stats, a.job_args)
+                t0 = time.monotonic()
+                for s in range(a.sites):
+                    uplink = lf.proxy(endpoint, ["--delay-ms", f"{self.delay:g}", "--mbit", f"{a.mbit:g}", "--shared-link"])
+                    if self.mode == "flat":
+                        for w in range(a.workers):
+                            self.worker(lf, uplink, f"s{s + 1}w{w + 1}")
+                    else:
+                        site = lf.relay(uplink, ["--threads", str(a.workers), "--cache",
+                                                 os.path.join(self.dir, f"relay{s + 1}"), "--name", f"site{s + 1}"])
+                        for w in range(a.workers):
+                            self.worker(lf, site, f"s{s + 1}w{w + 1}")
+                lf.wait_master(a.timeout)
+                wall = time.monotonic() - t0
+            st = read_stats(stats)
             with open(out, "rb") as f:
                 image = f.read()
             messages = st["messages_in"] + st["messages_out"]
             return dict(wall=wall, makespan=st["makespan_seconds"], messages=messages,
                         rate=messages / st["makespan_seconds"], participants=len(st["workers"]), image=image)
         finally:
-            for p in self.procs:
-                if p.poll() is None:
-                    p.kill()
-                p.wait()
             for q in self.quotas:
                 q.close()
 

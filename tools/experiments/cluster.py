@@ -7,19 +7,14 @@ of the machines (CPU quota per worker, cpu_quota.py) and of the links (tools/net
 import dataclasses
 import json
 import os
-import re
 import subprocess
-import sys
-import threading
-import time
 import tomllib
 
 from experiments.cpu_quota import CpuQuota
-from farmtools import ROOT
+from farmtools.local_farm import FarmRunError, LocalFarm
 # proxy_args is also tools/sweep's check of --networks (as cluster.proxy_args).
 from farmtools.networks import proxy_args
 
-PROXY = os.path.join(ROOT, "tools/net/delay_proxy.py")
 CLUSTERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clusters.toml")
 
 
@@ -84,23 +79,6 @@ def load_clusters(path=CLUSTERS_FILE):
     return float(ref), clusters
 
 
-def _read_listening(proc, pattern, what):
-    lines = []
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RunFailed(f"{what} exited before listening: {''.join(lines)[-2000:]}")
-        lines.append(line)
-        m = re.search(pattern, line)
-        if m:
-            return m.group(1)
-
-
-def _drain(stream, sink):
-    for line in stream:
-        sink.append(line)
-
-
 class Runner:
     """Starts and cleans up the processes of one run. `use_quota=False` runs every worker at full
     speed (for machines without cgroup CPU control; heterogeneity is then lost, and said so)."""
@@ -137,61 +115,28 @@ class Runner:
             return json.load(f)
 
     def farm_run(self, scene, args, out, stats, cluster, threads=1, prefetch=1, null_render=False):
-        """One `farm master` job on `cluster`; returns the master's stats JSON."""
-        procs, quotas, logs = [], [], []
+        """One `farm master` job on `cluster` (farmtools.local_farm); returns the master's stats JSON."""
+        quotas = []
         try:
-            master = subprocess.Popen([self.farm, "master", scene, "-o", out, "--bind", "tcp://127.0.0.1:*",
-                                       "--stats", stats, "--no-journal"] + args,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            procs.append(master)
-            endpoint = _read_listening(master, r"listening on (tcp://\S+)", "farm master")
-            threading.Thread(target=_drain, args=(master.stdout, logs), daemon=True).start()
-            host_port = endpoint[len("tcp://"):]
-            for i, node in enumerate(cluster.nodes):
-                connect = endpoint
-                extra = proxy_args(node.network)
-                if extra is not None:
-                    proxy = subprocess.Popen([sys.executable, PROXY, "--listen", "127.0.0.1:0", "--target", host_port,
-                                              "--seed", str(i + 1)] + extra,
-                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                    procs.append(proxy)
-                    connect = "tcp://" + _read_listening(proxy, r"listening on (\S+)", "delay proxy")
-                    threading.Thread(target=_drain, args=(proxy.stdout, []), daemon=True).start()
-                quota = self._quota(f"w{i + 1}", node.speed, threads)
-                if quota:
-                    quota.__enter__()
-                    quotas.append(quota)
-                name = f"n{i + 1}-x{node.speed:g}-{node.network}"
-                cmd = [self.farm, "worker", "--connect", connect, "--once", "--cache", self.cache, "--name", name,
-                       "--threads", str(threads), "--prefetch", str(prefetch), "--give-up-after", "30"]
-                if null_render:
-                    cmd.append("--null-render")
-                log = open(os.path.join(self.tmp, f"worker{i + 1}.log"), "w")
-                procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                              preexec_fn=quota.enter if quota else None))
-                log.close()
-            try:
-                master.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                raise RunFailed(f"farm master did not finish within {self.timeout} s")
-            if master.returncode != 0:
-                time.sleep(0.2)
-                raise RunFailed(f"farm master failed ({master.returncode}): {''.join(logs)[-2000:]}")
-            # Workers get JobDone and exit; one still starting when the job ended never will, so
-            # it is killed after a short grace.
-            deadline = time.monotonic() + 0.5
-            for p in procs[1:]:
-                if p.args[0] == self.farm:
-                    try:
-                        p.wait(timeout=max(0.1, deadline - time.monotonic()))
-                    except subprocess.TimeoutExpired:
-                        pass
-            with open(stats) as f:
-                return json.load(f)
+            with LocalFarm(self.farm) as lf:
+                endpoint = lf.master(scene, out, stats, args)
+                for i, node in enumerate(cluster.nodes):
+                    extra = proxy_args(node.network)
+                    connect = endpoint if extra is None else lf.proxy(endpoint, extra, seed=i + 1)
+                    quota = self._quota(f"w{i + 1}", node.speed, threads)
+                    if quota:
+                        quota.__enter__()
+                        quotas.append(quota)
+                    name = f"n{i + 1}-x{node.speed:g}-{node.network}"
+                    lf.worker(connect, ["--cache", self.cache, "--name", name, "--threads", str(threads),
+                                        "--prefetch", str(prefetch), "--give-up-after", "30"]
+                              + (["--null-render"] if null_render else []),
+                              log=os.path.join(self.tmp, f"worker{i + 1}.log"), preexec_fn=quota.enter if quota else None)
+                # Workers get JobDone and exit; one still starting when the job ended never will, so
+                # it is killed after a short grace.
+                return lf.finish(stats, timeout=self.timeout, grace=0.5)
+        except FarmRunError as e:
+            raise RunFailed(str(e)) from e
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
             for q in quotas:
                 q.close()

@@ -16,7 +16,6 @@ farm/control/makespan_bound.h).
 """
 import csv
 import datetime
-import hashlib
 import itertools
 import math
 import os

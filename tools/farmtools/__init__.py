@@ -30,6 +30,8 @@ ROOT is the repository root, TOOLS the tools/ folder; scripts take them from her
 
   bounds      lower bounds on a run's length (farm/control/makespan_bound.h's definitions)
   cost_map    reading a `--cost-map` file, a block's cost as CostMap::cost computes it
+  local_farm  the one harness for farm runs on this machine: master, proxies, relays, workers,
+              where each listens, the master's stats JSON (bench/, experiments/, chaos.py)
   networks    the named emulated networks (lab, dorm, <N>ms[/<M>mbit]): delays, bandwidths,
               delay_proxy.py arguments
   run_window  a run's render window from its stats JSON (first assignment to last accepted

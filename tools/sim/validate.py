@@ -34,7 +34,6 @@ import csv
 import datetime
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
