@@ -325,12 +325,17 @@ TEST_CASE("sandbox: where bubblewrap cannot make a sandbox, POV-Ray jobs are ref
     return std::make_pair(rc, read_text(dir / log));
   };
   const std::string why = "POV-Ray and Blender run only inside a sandbox, and bubblewrap cannot make one here";
-  const auto [single_rc, single_log] = farm({"single", scene, "-o", (dir / "s.png").string()}, "single.log");
+  // Not structured bindings: the *_MESSAGE checks take them in a lambda (C++17 does not allow it).
+  const auto single = farm({"single", scene, "-o", (dir / "s.png").string()}, "single.log");
+  const int single_rc = single.first;
+  const std::string& single_log = single.second;
   CHECK_MESSAGE(single_rc == 1, single_log);
   CHECK_MESSAGE(single_log.find(why) != std::string::npos, single_log);
   CHECK_MESSAGE(single_log.find("No permissions to creating new namespace") != std::string::npos, single_log);
   // The worker sits the job out, saying why; with no other worker the job ends.
-  const auto [render_rc, render_log] = farm({"render", scene, "-o", (dir / "r.png").string(), "--workers", "1"}, "render.log");
+  const auto render = farm({"render", scene, "-o", (dir / "r.png").string(), "--workers", "1"}, "render.log");
+  const int render_rc = render.first;
+  const std::string& render_log = render.second;
   CHECK_MESSAGE(render_rc == 1, render_log);
   CHECK_MESSAGE(render_log.find("sits this job out: " + why) != std::string::npos, render_log);
   // The operator's explicit choice: unconfined, and the same image.

@@ -60,8 +60,10 @@ TEST_CASE("signals: a worker stopped by SIGTERM or SIGINT exits 0 and says so") 
   const fs::path dir = test_paths::temp_dir("signal_worker");
   for (int sig : {SIGTERM, SIGINT}) {
     CAPTURE(sig);
-    auto [code, log] = stopped_by({k_farm, "worker", "--connect", k_no_master, "--name", "w", "--cache", (dir / "cache").string()},
-                                  (dir / "worker.log").string(), "", sig);
+    const auto stopped = stopped_by({k_farm, "worker", "--connect", k_no_master, "--name", "w", "--cache", (dir / "cache").string()},
+                                    (dir / "worker.log").string(), "", sig);
+    const int code = stopped.first;  // not structured bindings: CHECK_MESSAGE's lambda takes them
+    const std::string& log = stopped.second;
     CHECK_MESSAGE(code == 0, log);
     CHECK_MESSAGE(log.find(sig == SIGTERM ? "the worker stopped on SIGTERM" : "the worker stopped on SIGINT (Ctrl-C)") !=
                       std::string::npos,
@@ -75,9 +77,11 @@ TEST_CASE("signals: a relay stopped by SIGTERM or SIGINT exits 0 and says so") {
   const fs::path dir = test_paths::temp_dir("signal_relay");
   for (int sig : {SIGTERM, SIGINT}) {
     CAPTURE(sig);
-    auto [code, log] = stopped_by({k_farm, "relay", "--connect", k_no_master, "--bind", "tcp://127.0.0.1:*", "--cache",
+    const auto stopped = stopped_by({k_farm, "relay", "--connect", k_no_master, "--bind", "tcp://127.0.0.1:*", "--cache",
                                    (dir / "cache").string()},
-                                  (dir / "relay.log").string(), "relay listening on", sig);
+                                    (dir / "relay.log").string(), "relay listening on", sig);
+    const int code = stopped.first;
+    const std::string& log = stopped.second;
     CHECK_MESSAGE(code == 0, log);
     CHECK_MESSAGE(log.find(sig == SIGTERM ? "the relay stopped on SIGTERM" : "the relay stopped on SIGINT (Ctrl-C)") !=
                       std::string::npos,
