@@ -7,7 +7,7 @@ TEST_SUITE_BEGIN("unit");
 
 using namespace farm;
 
-TEST_CASE("renderer failures: k_max_failures_in_row in a row bench a participant once; a result resets the count") {
+TEST_CASE("renderer failures: k_max_failures_in_row in a row bench a participant once, and a result resets the count") {
   RendererFailures f;
   const Block a{1, 0, 0, 8, 8}, b{1, 8, 0, 8, 8};
   for (int i = 1; i < k_max_failures_in_row; ++i) CHECK_FALSE(f.failed(7, i % 2 ? a : b).bench);
