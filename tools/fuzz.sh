@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan, tests/fuzz) into build-fuzz/ and runs each
-# for SECONDS (default 30), starting from the seed corpora in tests/fuzz/corpus. Writes a
-# summary (executions, corpus size, findings) to OUT (default build-fuzz/fuzz.md; the committed
-# figures are in results/fuzz.md). Exits 1 if any target found a crash, leak or timeout: its
-# input is kept in build-fuzz/findings/<target>/ and becomes a regression test.
+# Builds the libFuzzer targets (clang, ASan + UBSan, tests/fuzz) into build-sanitize/
+# (tools/sanitizer_build.sh) and runs each for SECONDS (default 30), starting from the seed
+# corpora in tests/fuzz/corpus. Writes a summary (executions, corpus size, findings) to OUT
+# (default build-sanitize/fuzz.md; the committed figures are in results/fuzz.md). Exits 1 if any target found a crash, leak or timeout: its
+# input is kept in build-sanitize/findings/<target>/ and becomes a regression test.
 #   bash tools/fuzz.sh [SECONDS] [OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-out=${2:-build-fuzz/fuzz.md}
-bash tools/setup.sh >/dev/null
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFARM_FUZZERS=ON -DFARM_TESTS=OFF >/dev/null
+out=${2:-build-sanitize/fuzz.md}
 targets=(fuzz_protocol fuzz_scene fuzz_cluster fuzz_cost_map fuzz_mesh fuzz_mtl fuzz_gltf)
 targets+=(fuzz_journal)
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+bash tools/sanitizer_build.sh "${targets[@]}"
 status=0
 {
   echo "# Fuzzing"
@@ -26,16 +23,16 @@ status=0
   echo "|---|---|---|---|---|---|"
 } > "$out"
 for t in "${targets[@]}"; do
-  corpus=build-fuzz/corpus/$t
-  findings=build-fuzz/findings/$t
+  corpus=build-sanitize/corpus/$t
+  findings=build-sanitize/findings/$t
   # Only this run's findings count: an earlier one must already be a seed and a regression test.
   rm -rf "$findings"
   mkdir -p "$corpus" "$findings"
   cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null || true
-  log=build-fuzz/$t.log
+  log=build-sanitize/$t.log
   set +e
   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp \
-    ./build-fuzz/tests/fuzz/$t "$corpus" -max_total_time="$seconds" -timeout=10 -seed=1 \
+    ./build-sanitize/tests/fuzz/$t "$corpus" -max_total_time="$seconds" -timeout=10 -seed=1 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" > "$log" 2>&1
   rc=$?
   set -e
