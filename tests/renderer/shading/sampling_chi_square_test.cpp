@@ -63,6 +63,16 @@ std::optional<Vec3> hit_triangle(Vec3 p, Vec3 d, Vec3 a, Vec3 b, Vec3 c) {
   return p + d * t;
 }
 
+// Directions towards `lights` from `p`, as the integrators draw them (nothing where pdf is 0).
+std::function<std::optional<Vec3>(int)> light_directions(const LightSet& lights, Vec3 p, Uniform& u) {
+  return [&lights, p, &u](int) -> std::optional<Vec3> {
+    const float select = u();
+    const LightSample s = lights.sample(p, select, Vec2{u(), u()});
+    if (!(s.pdf > 0)) return std::nullopt;
+    return s.wi;
+  };
+}
+
 void check(const chi_square::Result& r) {
   INFO(r.describe());
   CHECK(r.p_value >= k_alpha);
@@ -145,12 +155,7 @@ TEST_CASE("chi-square: sphere and triangle emitters are sampled by the density M
     Uniform u(200);
     check(chi_square::test(
         k_samples,
-        [&](int) -> std::optional<Vec3> {
-          const float select = u();
-          const LightSample s = lights.sample(p, select, Vec2{u(), u()});
-          if (!(s.pdf > 0)) return std::nullopt;
-          return s.wi;
-        },
+        light_directions(lights, p, u),
         [&](Vec3 d) -> double {
           const std::optional<Vec3> y = hit_sphere(p, d, c, r);
           return y ? lights.pdf_hit(index, p, *y, normalize(*y - c)) : 0.0;
@@ -166,12 +171,7 @@ TEST_CASE("chi-square: sphere and triangle emitters are sampled by the density M
     Uniform u(201);
     check(chi_square::test(
         k_samples,
-        [&](int) -> std::optional<Vec3> {
-          const float select = u();
-          const LightSample s = lights.sample(p, select, Vec2{u(), u()});
-          if (!(s.pdf > 0)) return std::nullopt;
-          return s.wi;
-        },
+        light_directions(lights, p, u),
         [&](Vec3 d) -> double {
           const std::optional<Vec3> y = hit_triangle(p, d, a, b, c);
           return y ? lights.pdf_hit(index, p, *y, normal) : 0.0;
