@@ -224,21 +224,23 @@ TEST_CASE("sandbox: SIGTERM and SIGINT to farm single and farm render leave no r
     const std::vector<std::string> farm = farm_as("", dir, c.args);
     cmd.insert(cmd.end(), farm.begin(), farm.end());
     Child child(cmd, (dir / "run.log").string());
-    // Until a povray of the scene runs (its scratch folder exists).
+    // Until a povray of this scene runs (its scratch folder exists). By this test's folder, not the
+    // file's name: the time-limit test beside it runs an endless.pov of its own, and a signal sent
+    // on seeing that one could reach this farm before it installs its handler (exit 143).
     bool running = false;
     for (int i = 0; i < 600 && !running; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      for (const std::string& p : processes_mentioning("endless.pov")) running = running || p.find("povray") != std::string::npos;
+      for (const std::string& p : processes_mentioning(dir.string())) running = running || p.find("povray") != std::string::npos;
     }
     REQUIRE_MESSAGE(running, child.log());
     child.kill(c.signal);
     const int rc = child.wait(60);
     CHECK_MESSAGE(rc == 1, child.log());
     // Renderers are killed, not asked: give the kernel a moment to take them.
-    for (int i = 0; i < 50 && !processes_mentioning("endless.pov").empty(); ++i) {
+    for (int i = 0; i < 50 && !processes_mentioning(dir.string()).empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    const std::vector<std::string> left = processes_mentioning("endless.pov");
+    const std::vector<std::string> left = processes_mentioning(dir.string());
     CHECK_MESSAGE(left.empty(), (left.empty() ? std::string() : left.front()));
     std::string files;
     for (const auto& e : fs::directory_iterator(dir / "tmp")) files += e.path().string() + " ";
