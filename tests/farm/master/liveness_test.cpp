@@ -99,7 +99,18 @@ TEST_CASE("liveness: the master stops within 1 s of SIGTERM and keeps its journa
   const std::string ep = endpoint_from(*master);
   auto worker = start_worker(f, ep, "w1");
   REQUIRE_MESSAGE(master->wait_for_log("worker 1 'w1' joined", 20), master->log() << worker->log());
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  // Stopped once a block is committed (the journal grew): with none there is nothing to resume,
+  // and the master rightly removes its journal. A fixed sleep was too short under ASan.
+  const std::string journal = out + ".journal";
+  auto journal_size = [&] {
+    std::error_code ec;
+    const auto size = fs::file_size(journal, ec);
+    return ec ? uintmax_t{0} : size;
+  };
+  uintmax_t first = 0;
+  for (int i = 0; i < 300 && (first = journal_size()) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 600 && journal_size() <= first; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE_MESSAGE(journal_size() > first, master->log());
   REQUIRE(master->poll() == -1);
   master->kill(SIGTERM);
   const auto sent = Clock::now();
