@@ -28,7 +28,7 @@ Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curv
     : m_o(o),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
       m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir),
-      m_link({o.max_backoff, o.give_up_after, !o.fallback.empty() && !fallback_key.empty() && curve.has_value()}, 0) {
+      m_link({k_max_reconnect_backoff, o.give_up_after, !o.fallback.empty() && !fallback_key.empty() && curve.has_value()}, 0) {
   m_connect = o.connect;
   if (!o.fallback.empty()) m_fallback_key = std::move(fallback_key);  // both, or no fallback
   char host[256] = "host";

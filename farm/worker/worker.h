@@ -32,7 +32,6 @@ struct WorkerOptions {
   bool once = false;             // exit after one job instead of waiting for the next
   std::string cache_dir;         // empty = default_cache_dir()
   std::string name;              // empty = host-pid
-  double max_backoff = 32.0;     // reconnect backoff doubles from 1 s up to this
   double give_up_after = 0;      // > 0: exit 1 after this long without a master
   uint32_t protocol_version = 0; // 0 = ours; tests set another to check refusal
   bool null_render = false;      // benchmarks: black pixels at once, no ray tracing
