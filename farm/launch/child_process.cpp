@@ -182,21 +182,23 @@ void ChildProcess::finish() {
   if (m_out_reader.joinable()) m_out_reader.join();
 }
 
-void ChildProcess::stop(double grace_seconds) {
-  close_lifeline();
-  // Time to end by itself (a worker after JobDone, or on its lifeline's end), then SIGTERM,
-  // then SIGKILL.
-  auto wait_for_exit = [&] {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
-    while (!poll() && std::chrono::steady_clock::now() < until)
+void ChildProcess::stop(double grace_seconds) { stop_children({this}, grace_seconds, grace_seconds); }
+
+void stop_children(const std::vector<ChildProcess*>& children, double exit_seconds, double term_seconds) {
+  for (ChildProcess* c : children) c->close_lifeline();
+  auto wait_all = [&](double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      bool running = false;
+      for (ChildProcess* c : children) running = running || (c->pid() > 0 && !c->poll());
+      if (!running || std::chrono::steady_clock::now() >= until) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   };
-  if (m_pid > 0 && !poll()) {
-    wait_for_exit();
-    signal(SIGTERM);
-    wait_for_exit();
-  }
-  finish();
+  wait_all(exit_seconds);
+  for (ChildProcess* c : children) c->signal(SIGTERM);
+  wait_all(term_seconds);
+  for (ChildProcess* c : children) c->finish();
 }
 
 std::vector<std::string> ChildProcess::stderr_tail() const {

@@ -35,7 +35,7 @@ class ChildProcess {
   // Reaps without blocking: the exit code (128 + signal if killed) once it has ended.
   std::optional<int> poll();
   // Closes the lifeline and waits `grace_seconds` for the end; then SIGTERM, and SIGKILL after
-  // `grace_seconds` more.
+  // `grace_seconds` more (stop_children() with this one child).
   void stop(double grace_seconds = 2.0);
   // The steps of stop(), for stopping many at once with one grace period: close standard
   // input; send a signal if it still runs; SIGKILL it if it still runs, reap it, and join the
@@ -71,5 +71,12 @@ class ChildProcess {
   std::vector<std::string> m_marked;
   bool m_stdout_closed = false;
 };
+
+// Stops many children at once, with one grace period for all (thousands of hosts must not mean
+// thousands of waits): closes every lifeline and waits up to `exit_seconds` for them to end by
+// themselves (a worker after JobDone, or at its lifeline's end), then SIGTERM to those still
+// running and up to `term_seconds` more (a worker ends its renderers and removes its folders),
+// then SIGKILL and reap.
+void stop_children(const std::vector<ChildProcess*>& children, double exit_seconds, double term_seconds);
 
 }  // namespace farm

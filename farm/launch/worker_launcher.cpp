@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "launch/shell_quote.h"
+#include "launch/farm_command_line.h"
 #include "security/launch_secrets.h"
 
 namespace farm {
@@ -68,13 +68,15 @@ void WorkerLauncher::start_ssh(const std::vector<HostSpec>& hosts, const std::ve
     // A site's workers pin their relay's key; without one (no site, or its relay failed) the master's.
     const std::string endpoint = l.via >= 0 ? m_launches[l.via].endpoint : target.endpoint;
     const std::string server_key = l.via >= 0 ? m_launches[l.via].public_key : target.master_key;
-    std::string remote = "exec " + shell_quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
-                         " worker --launched --once --connect " + shell_quoted(endpoint) + " --name " +
-                         shell_quoted(l.name) + " --give-up-after " + k_launched_give_up_seconds;
-    if (h.threads > 0) remote += " --threads " + std::to_string(h.threads);
-    if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
+    FarmCommandLine command;
+    command.connect = endpoint;
+    command.name = l.name;
+    command.threads = h.threads;
+    command.cache_dir = h.cache_dir;
     // Behind a relay: the master to fall back on if the relay dies (its key rides in the secrets).
-    if (l.via >= 0) remote += " --fallback " + shell_quoted(target.endpoint);
+    if (l.via >= 0) command.fallback = target.endpoint;
+    const std::string remote =
+        remote_shell_command(command.words(h.farm_path.empty() ? target.self_exe : h.farm_path));
     security::CurveClient secrets{keys[i].public_key, keys[i].secret_key, server_key};
     const std::string fallback_key = l.via >= 0 ? target.master_key : std::string();
     m_launch_of[l.name] = m_launches.size();
@@ -108,10 +110,12 @@ void WorkerLauncher::start_slurm(const LaunchTarget& target, const security::Cur
   // --input=all: every task reads the keys; -K0: a worker that fails does not end the step.
   std::vector<std::string> argv = {"srun", "--input=all", "--kill-on-bad-exit=0"};
   if (tasks > 0) argv.push_back("--ntasks=" + std::to_string(tasks));
-  argv.insert(argv.end(), {target.self_exe, "worker", "--launched", "--once", "--connect", endpoint,
-                           "--give-up-after", k_launched_give_up_seconds});
-  if (via >= 0) argv.insert(argv.end(), {"--fallback", target.endpoint});  // if the relay dies
-  if (cpus_per_task > 0) argv.insert(argv.end(), {"--threads", std::to_string(cpus_per_task)});
+  FarmCommandLine command;
+  command.connect = endpoint;
+  command.threads = cpus_per_task;
+  if (via >= 0) command.fallback = target.endpoint;  // if the relay dies
+  const std::vector<std::string> words = command.words(target.self_exe);
+  argv.insert(argv.end(), words.begin(), words.end());
   security::CurveClient secrets{key.public_key, key.secret_key, server_key};
   Launch l;
   l.label = job;
@@ -280,24 +284,10 @@ int WorkerLauncher::workers_in_job() const {
 }
 
 void WorkerLauncher::stop_all() {
-  // All at once, with one grace period: thousands of hosts must not mean thousands of waits.
+  std::vector<ChildProcess*> children;
   for (Launch& l : m_launches)
-    if (l.process) l.process->close_lifeline();
-  auto wait_all = [&](double seconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    for (;;) {
-      bool running = false;
-      for (Launch& l : m_launches) running = running || (l.process && !l.process->poll());
-      if (!running || std::chrono::steady_clock::now() >= until) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  };
-  wait_all(2.0);
-  for (Launch& l : m_launches)
-    if (l.process) l.process->signal(SIGTERM);
-  wait_all(2.0);
-  for (Launch& l : m_launches)
-    if (l.process) l.process->finish();
+    if (l.process) children.push_back(l.process.get());
+  stop_children(children, 2.0, 2.0);
 }
 
 }  // namespace farm

@@ -38,10 +38,6 @@ struct SiteRelay {
   security::CurveKeyPair key;
 };
 
-// How long a launched worker or relay waits for its master before it gives up (--give-up-after):
-// long enough for a master's restart to be met, short enough that nothing lingers for long.
-inline constexpr char k_launched_give_up_seconds[] = "60";
-
 class WorkerLauncher {
  public:
   // `join_timeout`: an ssh whose worker has not joined this many seconds after the last host

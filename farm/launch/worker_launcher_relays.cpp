@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "launch/shell_quote.h"
+#include "launch/farm_command_line.h"
 #include "launch/worker_launcher.h"
 #include "security/launch_secrets.h"
 
@@ -29,11 +29,14 @@ void WorkerLauncher::start_relays(const std::vector<HostSpec>& hosts, const std:
     l.started = now;
     // --workers 1 (the default): it joins the master as soon as one site worker is there and
     // announces the site again as more come, so a site worker that fails holds nothing up.
-    std::string remote = "exec " + shell_quoted(h.farm_path.empty() ? target.self_exe : h.farm_path) +
-                         " relay --launched --once --connect " + shell_quoted(target.endpoint) + " --bind " +
-                         shell_quoted(relay_bind(h)) + " --name " + shell_quoted(l.name) +
-                         " --give-up-after " + k_launched_give_up_seconds;
-    if (!h.cache_dir.empty()) remote += " --cache " + shell_quoted(h.cache_dir);
+    FarmCommandLine command;
+    command.role = FarmCommandLine::Role::relay;
+    command.connect = target.endpoint;
+    command.bind = relay_bind(h);
+    command.name = l.name;
+    command.cache_dir = h.cache_dir;
+    const std::string remote =
+        remote_shell_command(command.words(h.farm_path.empty() ? target.self_exe : h.farm_path));
     security::RelayLaunchSecrets secrets{{r.key.public_key, r.key.secret_key, target.master_key}, {}};
     for (size_t i : r.site.hosts) secrets.allowed.insert(keys[i].public_key);
     m_relay_names.insert(l.name);
@@ -57,10 +60,15 @@ void WorkerLauncher::start_slurm_relay(const LaunchTarget& target, const std::st
   // --overlap: it shares that node's CPUs with the worker step; without it the worker step,
   // asking for every task of the allocation, would wait for the relay's CPU forever.
   // --input=all and -K0 as for the worker step.
-  const std::vector<std::string> argv = {
-      "srun", "--ntasks=1", "--nodes=1", "--relative=0", "--overlap", "--input=all", "--kill-on-bad-exit=0",
-      target.self_exe, "relay", "--launched", "--once", "--connect", target.endpoint, "--bind", relay_bind(HostSpec{}),
-      "--name", l.name, "--give-up-after", k_launched_give_up_seconds};
+  FarmCommandLine command;
+  command.role = FarmCommandLine::Role::relay;
+  command.connect = target.endpoint;
+  command.bind = relay_bind(HostSpec{});
+  command.name = l.name;
+  std::vector<std::string> argv = {"srun",    "--ntasks=1", "--nodes=1", "--relative=0",
+                                   "--overlap", "--input=all", "--kill-on-bad-exit=0"};
+  const std::vector<std::string> words = command.words(target.self_exe);
+  argv.insert(argv.end(), words.begin(), words.end());
   // All tasks share one key pair: the relay admits that one key.
   security::RelayLaunchSecrets secrets{{relay.public_key, relay.secret_key, target.master_key}, {worker_key}};
   m_relay_names.insert(l.name);
