@@ -4,22 +4,18 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <tbb/info.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <map>
 #include <memory>
 #include <optional>
-#include <mutex>
-#include <thread>
 
 #include "cli/exit_codes.h"
 #include "cli/cluster_render.h"
 #include "cli/plan_command.h"
 #include "cli/socket_keys.h"
+#include "launch/local_workers.h"
 #include "scheduler/policy.h"
 
 namespace farm {
@@ -282,78 +278,12 @@ int run_render_command(const RenderCommandOptions& o, const std::string& self_ex
   MasterOptions m = o.master;
   m.bind = "tcp://127.0.0.1:*";
   m.stop = install_stop_flag();
-  std::vector<pid_t> children;
-  std::mutex children_mutex;
-  const pid_t master_pid = ::getpid();
-  m.on_bound = [&](const std::string& endpoint) {
-    for (int i = 0; i < o.workers; ++i) {
-      std::vector<std::string> args = {self_exe,      "worker",    "--connect", endpoint,
-                                        "--threads",   std::to_string(threads), "--prefetch", std::to_string(o.prefetch),
-                                        "--once",      "--name",    "local-" + std::to_string(i + 1),
-                                        "--give-up-after", "30"};
-      if (o.master.render.no_sandbox) args.push_back("--no-sandbox");
-      // Built before fork(): the child of a multithreaded process should not allocate.
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        // The worker dies with us whatever happens to us (even SIGKILL).
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != master_pid) ::_exit(1);
-        ::execv(self_exe.c_str(), argv.data());
-        ::_exit(127);
-      }
-      if (pid > 0) {
-        std::lock_guard<std::mutex> lock(children_mutex);
-        children.push_back(pid);
-      } else {
-        spdlog::error("cannot start a local worker");
-      }
-    }
-  };
+  LocalWorkers workers({self_exe, o.workers, threads, o.prefetch, o.master.render.no_sandbox});
+  m.on_bound = [&](const std::string& endpoint) { workers.start(endpoint); };
   // If every local worker has exited before the job is done, nobody will finish it.
-  std::vector<int> exit_codes;
-  m.should_abort = [&]() -> std::string {
-    std::lock_guard<std::mutex> lock(children_mutex);
-    if (children.empty()) return {};
-    bool all_gone = true;
-    for (pid_t& pid : children) {
-      int status = 0;
-      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
-        exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-        pid = -1;
-      }
-      all_gone &= pid <= 0;
-    }
-    return all_gone ? "every local worker has exited (see their messages above)" : std::string();
-  };
+  m.should_abort = [&] { return workers.all_exited(); };
   const int code = exit_code(run_master(m));
-  // Workers exit by themselves after JobDone; give them a moment, then ask (SIGTERM: a worker
-  // ends its renderers and removes its scratch and job folders), then make sure.
-  std::lock_guard<std::mutex> lock(children_mutex);
-  const auto wait_for_children = [&](int periods) {
-    for (int waited = 0; waited < periods; ++waited) {
-      bool all = true;
-      for (pid_t& pid : children) {
-        if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) pid = -1;
-        all &= pid <= 0;
-      }
-      if (all) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  };
-  wait_for_children(20);
-  for (pid_t pid : children) {
-    if (pid > 0) ::kill(pid, SIGTERM);
-  }
-  wait_for_children(200);
-  for (pid_t pid : children) {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
+  workers.stop();
   return code;
 }
 
