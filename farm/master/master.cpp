@@ -115,7 +115,9 @@ RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve)
   }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
   try {
-    m_socket = open_router_socket(m_ctx, m_o.bind, curve, m_config.block_size);
+    m_endpoint = std::make_unique<ServingEndpoint>(open_router_socket(m_ctx, m_o.bind, curve, m_config.block_size),
+                                                   static_cast<ServingHandler&>(*this),
+                                                   "master");
   } catch (const zmq::error_t& e) {
     // The OS refused (address in use, not this machine's): a failure, not a bad command line.
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
@@ -131,7 +133,8 @@ std::string Master::abort_reason() {
   // Every connected worker sits out and one was benched for failing blocks or refused the job as
   // sent: none will render the rest (the journal keeps what was done, for --resume once the
   // workers are mended).
-  if (!m_last_out_for_the_job.empty() && !m_peers.empty() && m_sitting_out.size() == m_peers.size()) {
+  if (!m_last_out_for_the_job.empty() && !m_endpoint->peers().empty() &&
+      m_sitting_out.size() == m_endpoint->peers().size()) {
     return "no worker left to render the job: every connected worker sits it out, the last " + m_last_out_for_the_job;
   }
   if (m_o.should_abort)
@@ -143,34 +146,6 @@ std::string Master::abort_reason() {
     return fmt::format("no worker for {:g} s (--give-up-after)", m_o.give_up_after);
   }
   return "";
-}
-
-// Drains everything that is waiting before ticking again.
-void Master::receive_all() {
-  for (int budget = 0; budget < k_serve_receive_budget; ++budget) {
-    zmq::message_t identity, payload;
-    if (!m_socket->recv(identity, zmq::recv_flags::dontwait)) break;
-    std::string id(static_cast<const char*>(identity.data()), identity.size());
-    if (drop_if_quarantined(id, identity)) continue;
-    bool complete = identity.more() && m_socket->recv(payload, zmq::recv_flags::dontwait).has_value();
-    // Extra frames are not part of the protocol: drain and reject.
-    bool extra = false;
-    while (payload.more()) {
-      zmq::message_t rest;
-      if (!m_socket->recv(rest, zmq::recv_flags::dontwait)) break;
-      extra = true;
-      if (!rest.more()) break;
-    }
-    if (!complete || extra) {
-      bad_input(id, "wrong number of frames");
-      quarantine(id);
-      continue;
-    }
-    ++m_messages_in;
-    on_frame(id, static_cast<const uint8_t*>(payload.data()), payload.size());
-    quarantine(id);  // if this message took it past the limit
-    if (m_job->scheduler().done()) break;
-  }
 }
 
 RunStatus Master::run() {
@@ -191,7 +166,7 @@ RunStatus Master::run() {
     ~Linger() { m.linger_live_view(); }
   } linger{*this};
   const Scheduler& scheduler = m_job->scheduler();
-  std::string endpoint = m_socket->get(zmq::sockopt::last_endpoint);
+  std::string endpoint = m_endpoint->socket().get(zmq::sockopt::last_endpoint);
   spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint,
                m_desc.settings.width, m_desc.settings.height, m_frames.size(), scheduler.pending_blocks(),
                scheduler.config().block_size, scheduler.policy().name());
@@ -214,13 +189,13 @@ RunStatus Master::run() {
     if (t - m_last_heartbeat >= interval) heartbeat_round();
     double next = std::min(scheduler.next_deadline(), m_last_heartbeat + interval);
     long timeout_ms = static_cast<long>(std::clamp((next - t) * 1000.0, 0.0, static_cast<double>(k_poll_slice.count())));
-    zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{static_cast<void*>(m_endpoint->socket()), 0, ZMQ_POLLIN, 0}};
     try {
       zmq::poll(items, 1, std::chrono::milliseconds(timeout_ms));
     } catch (const zmq::error_t&) {
       continue;  // EINTR: the stop flag is checked at the top
     }
-    receive_all();
+    m_endpoint->receive(now());  // drains everything waiting (within a budget) before ticking again
     for (WorkerId id : m_job->tick(now())) {
       spdlog::warn("worker {} is silent for {:.1f} s: declared dead, its blocks go back to the pool", id,
                    interval * m_o.scheduling.liveness);
@@ -261,9 +236,9 @@ void Master::live_finished(const std::string& outcome) {
 RunStatus Master::finish() {
   const double makespan = now();
   m_progress.done(makespan);
-  for (const auto& [identity, peer] : m_peers) send(identity, proto::JobDone{m_job_id});
+  for (const auto& [identity, peer] : m_endpoint->peers()) send(identity, proto::JobDone{m_job_id});
   // Let JobDone leave before the socket closes (LINGER 0 would discard it).
-  m_socket->set(zmq::sockopt::linger, k_final_linger_ms);
+  m_endpoint->socket().set(zmq::sockopt::linger, k_final_linger_ms);
   const bool journal_whole = m_journal->close();
   std::vector<std::string> written;
   try {
@@ -282,18 +257,18 @@ RunStatus Master::finish() {
   m_journal->remove_unless(m_o.keep_journal);
   bool outputs_whole = write_job_outputs(
       m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
-      {json_field("bad_messages", m_quarantine.bad_messages()),
-       json_raw_field("quarantined_peers", m_quarantine.json()),
-       json_field("dropped_frames", m_quarantine.dropped_frames()),
+      {json_field("bad_messages", m_endpoint->quarantine().bad_messages()),
+       json_raw_field("quarantined_peers", m_endpoint->quarantine().json()),
+       json_field("dropped_frames", m_endpoint->quarantine().dropped_frames()),
        json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch()),
-       json_field("messages_in", m_messages_in), json_field("messages_out", m_messages_out),
+       json_field("messages_in", m_endpoint->messages_in()), json_field("messages_out", m_endpoint->messages_out()),
        json_field("recalls", m_recalls.recalls()), json_field("recalled_blocks", m_recalls.recalled_blocks())});
   const Scheduler& s = m_job->scheduler();
   spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
-               s.completed_blocks(), s.reassignments(), s.late_results(), m_quarantine.bad_messages());
-  if (m_quarantine.size()) {
-    spdlog::info("{} peer(s) quarantined, {} of their frames dropped unread", m_quarantine.size(),
-                 m_quarantine.dropped_frames());
+               s.completed_blocks(), s.reassignments(), s.late_results(), m_endpoint->quarantine().bad_messages());
+  if (m_endpoint->quarantine().size()) {
+    spdlog::info("{} peer(s) quarantined, {} of their frames dropped unread", m_endpoint->quarantine().size(),
+                 m_endpoint->quarantine().dropped_frames());
   }
   if (m_trace) {
     m_trace->close();

@@ -29,7 +29,6 @@
 #include "master/job_journal.h"
 #include "master/job_outputs.h"
 #include "master/live_publisher.h"
-#include "master/peer_quarantine.h"
 #include "master/progress.h"
 #include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
@@ -37,22 +36,15 @@
 #include "control/recall_supervisor.h"
 #include "security/socket_security.h"
 #include "security/zap_handler.h"
+#include "serving/serving_endpoint.h"
 
 namespace farm::master_detail {
 
 using Clock = std::chrono::steady_clock;
 
-struct Peer {
-  WorkerId id = 0;
-  std::string name;
-  double last_ping_sent = -1;
-  uint64_t ping_sequence = 0;
-  std::set<std::string> assets_sent;  // each asset is shipped to a peer at most once
-  int threads = 1;          // as announced (a relay announces again when its site changes)
-  int site_workers = 0;     // > 0: a relay
-};
-
-class Master {
+// The master serves its workers through a ServingEndpoint and decides, as its handler, what each
+// of their messages means for the job.
+class Master : private ServingHandler {
  public:
   explicit Master(const MasterOptions& o)
       : m_o(o),
@@ -65,25 +57,30 @@ class Master {
   RunStatus setup();
   RunStatus open_job();
   RunStatus open_socket(const std::optional<security::CurveServer>& curve);
-  bool send(const std::string& identity, const proto::Message& m);
-  void receive_all();
-  void on_frame(const std::string& identity, const uint8_t* data, size_t size);
-  void on_hello(const std::string& identity, const proto::Hello& h);
-  void on_request(const std::string& identity, Peer& peer, const proto::WorkRequest& m);
+  bool send(const std::string& identity, const proto::Message& m) { return m_endpoint->send(identity, m); }
+  // ServingHandler: what the endpoint's messages mean for the job.
+  void on_hello(ServedPeer& peer, bool joined, const ServedPeer& before) override;
+  void on_heard(ServedPeer& peer, double t) override { m_job->heard(peer.id, t); }
+  void on_message(ServedPeer& peer, proto::Message& message) override;
+  void on_quarantined(ServedPeer& peer) override;
+  void on_round_trip(ServedPeer& peer, double seconds) override { m_job->round_trip(peer.id, seconds); }
+  void on_sent(const ServedPeer& peer, size_t bytes) override { m_job->bytes_out(peer.id, bytes); }
+  bool stop_reading() override { return m_job->scheduler().done(); }
+  void welcome(const ServedPeer& peer);
+  void on_request(ServedPeer& peer, const proto::WorkRequest& m);
   // Seed 002's supervisor (MasterOptions::recall, control/recall_supervisor.h): true when the
   // relay's request waits for a recall's answer; sends the Recall it decides on.
-  bool recall_for(const Peer& dry, const proto::WorkRequest& m);
-  void on_released(Peer& peer, const proto::Released& m);
-  void on_result(const std::string& identity, Peer& peer, proto::Result& r);
-  void on_asset_request(const std::string& identity, Peer& peer, const proto::AssetRequest& m);
-  void on_block_failed(const std::string& identity, Peer& peer, const proto::BlockFailed& m);
+  bool recall_for(const ServedPeer& dry, const proto::WorkRequest& m);
+  void on_released(ServedPeer& peer, const proto::Released& m);
+  void on_result(ServedPeer& peer, proto::Result& r);
+  void on_asset_request(ServedPeer& peer, const proto::AssetRequest& m);
+  void on_block_failed(ServedPeer& peer, const proto::BlockFailed& m);
+  void on_error(ServedPeer& peer, const proto::Error& m);
   void heartbeat_round();
+  // The master's side of a worker that is gone (declared dead, failed, quarantined).
   void forget(WorkerId worker);
   std::string abort_reason();
   RunStatus finish();
-  void bad_input(const std::string& identity, const std::string& what);
-  void quarantine(const std::string& identity);
-  bool drop_if_quarantined(const std::string& identity, const zmq::message_t& first);
 
   const MasterOptions& m_o;
   Clock::time_point m_start;
@@ -104,15 +101,7 @@ class Master {
   zmq::context_t m_ctx;
   // Declared between the context and the socket: it must outlive the socket it guards (fail closed).
   std::unique_ptr<security::ZapHandler> m_zap;
-  std::unique_ptr<zmq::socket_t> m_socket;
-  std::map<std::string, Peer> m_peers;  // by ZeroMQ routing identity
-  std::map<WorkerId, std::string> m_identity_of;
-  WorkerId m_next_worker = 1;
-  PeerQuarantine m_quarantine;
-  // Whole messages read and sent (the stats' messages_in/out: how busy a master is, e.g. flat
-  // against relays).
-  uint64_t m_messages_in = 0;
-  uint64_t m_messages_out = 0;
+  std::unique_ptr<ServingEndpoint> m_endpoint;  // its workers and relays, by routing identity
   RecallSupervisor m_recalls;  // recalls between relays, as the simulator makes them
   double m_last_heartbeat = -1;
   double m_alone_since = 0;  // since when no worker is live (--give-up-after)

@@ -1,4 +1,4 @@
-#include "master/peer_quarantine.h"
+#include "serving/peer_quarantine.h"
 
 #include "base/json_text.h"
 
