@@ -132,7 +132,7 @@ void Relay::on_asset(const proto::AssetData& a) {
 
 void Relay::become_ready() {
   m_state = State::ready;
-  for (const auto& [identity, peer] : m_peers) welcome(identity);
+  for (const auto& [identity, peer] : m_endpoint->peers()) welcome(identity);
   m_ask_due = true;
 }
 
@@ -142,9 +142,9 @@ void Relay::drop_job(const std::string& why) {
   const std::vector<SiteAssignment> held = m_queue.clear_leases();
   if (!held.empty()) spdlog::warn("relay: {}: the site's {} block(s) in progress are cancelled", why, held.size());
   for (const SiteAssignment& a : held)
-    if (const std::string* identity = identity_of(a.worker)) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
-  for (auto& [identity, peer] : m_peers) {
-    peer.wanting = 0;
+    m_endpoint->send(a.worker, proto::Cancel{m_job.job_id, a.local});
+  m_wanting.clear();
+  for (auto& [identity, peer] : m_endpoint->peers()) {
     if (m_failures.benched(peer.id)) m_queue.worker_joined(peer.id, peer.threads);  // benched for one job only
   }
   m_failures.clear();
@@ -204,8 +204,7 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
       m_leased_at.erase(c->attempt);
       m_waited.erase(c->attempt);
       for (const SiteAssignment& holder : m_queue.withdrawn(c->attempt))
-        if (const std::string* identity = identity_of(holder.worker))
-          send_site(*identity, proto::Cancel{m_job.job_id, holder.local});
+        m_endpoint->send(holder.worker, proto::Cancel{m_job.job_id, holder.local});
       m_ask_due = true;  // room under the master's cap
     }
   } else if (const auto* r = std::get_if<proto::Recall>(&message)) {
@@ -227,10 +226,10 @@ std::optional<RunStatus> Relay::on_upstream(const proto::Message& message) {
   } else if (const auto* d = std::get_if<proto::JobDone>(&message)) {
     if (d->job_id == m_job.job_id) {
       spdlog::info("relay: job {:x} is done", d->job_id);
-      for (const auto& [identity, peer] : m_peers) send_site(identity, proto::JobDone{d->job_id});
+      for (const auto& [identity, peer] : m_endpoint->peers()) send_site(identity, proto::JobDone{d->job_id});
       drop_job("the job is done");
       if (m_o.once) {
-        m_site->set(zmq::sockopt::linger, k_final_linger_ms);  // let JobDone reach the site before the socket closes
+        m_endpoint->socket().set(zmq::sockopt::linger, k_final_linger_ms);  // let JobDone reach the site before the socket closes
         return RunStatus::ok;
       }
       m_link.rejoin_now();  // join the master's next job
@@ -262,12 +261,13 @@ RunStatus Relay::run() {
   }
   if (m_o.site_curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, m_o.site_curve->allowed);
   try {
-    m_site = open_router_socket(m_ctx, m_o.bind, m_o.site_curve, k_max_block_side);
+    m_endpoint = std::make_unique<ServingEndpoint>(open_router_socket(m_ctx, m_o.bind, m_o.site_curve, k_max_block_side),
+                                                   static_cast<ServingHandler&>(*this), "the relay", "relay: ");
   } catch (const zmq::error_t& e) {
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
     return RunStatus::failure;
   }
-  const std::string endpoint = m_site->get(zmq::sockopt::last_endpoint);
+  const std::string endpoint = m_endpoint->socket().get(zmq::sockopt::last_endpoint);
   spdlog::info("relay listening on {} for the site's workers, joining {}", endpoint, m_o.connect);
   if (m_o.on_bound) m_o.on_bound(endpoint);
   if (m_o.threads > 0) {
@@ -277,7 +277,7 @@ RunStatus Relay::run() {
   double last_site_check = now();
   for (;;) {
     if (m_o.stop && m_o.stop->load()) return RunStatus::ok;
-    std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*m_site), 0, ZMQ_POLLIN, 0}};
+    std::vector<zmq::pollitem_t> items = {{static_cast<void*>(m_endpoint->socket()), 0, ZMQ_POLLIN, 0}};
     if (m_o.lifeline_fd >= 0) items.push_back({nullptr, m_o.lifeline_fd, ZMQ_POLLIN, 0});
     if (m_up) items.push_back({static_cast<void*>(*m_up), 0, ZMQ_POLLIN, 0});
     try {
@@ -310,16 +310,10 @@ RunStatus Relay::run() {
       if (m_fatal) return *m_fatal;
       m_link.heard(now());
     }
-    for (int budget = 0; budget < k_serve_receive_budget; ++budget) {
-      zmq::message_t identity, payload;
-      if (!m_site->recv(identity, zmq::recv_flags::dontwait)) break;
-      if (!identity.more() || !m_site->recv(payload, zmq::recv_flags::dontwait)) continue;
-      while (payload.more()) {  // extra frames are not part of the protocol
-        zmq::message_t rest;
-        if (!m_site->recv(rest, zmq::recv_flags::dontwait) || !rest.more()) break;
-      }
-      on_site_frame(std::string(static_cast<const char*>(identity.data()), identity.size()),
-                    static_cast<const uint8_t*>(payload.data()), payload.size());
+    m_endpoint->receive(now());
+    if (m_site_changed) {
+      m_site_changed = false;
+      site_changed();
     }
     const double t = now();
     if (m_up) {
@@ -352,8 +346,9 @@ RunStatus Relay::run() {
     if (!m_up && m_link.give_up_due(t)) {
       // It joins its master once its site workers are there (relay_site.cpp): until then it
       // is without one as surely as when the master is silent (docs/relays.md, Failures).
-      const std::string reached = m_peers.empty() ? std::string("no site worker")
-                                                  : std::to_string(m_peers.size()) + " of the " +
+      const size_t joined = m_endpoint->peers().size();
+      const std::string reached = joined == 0 ? std::string("no site worker")
+                                              : std::to_string(joined) + " of the " +
                                                         std::to_string(std::max(1, m_o.workers)) + " site workers it waits for";
       spdlog::error("{} reached this relay at {} in {:.0f} s, so it never joined its master at {}; giving up", reached,
                     endpoint, m_link.unheard_for(t), m_o.connect);

@@ -9,85 +9,57 @@
 
 namespace farm::relay_detail {
 
-bool Relay::send_site(const std::string& identity, const proto::Message& m) {
-  std::vector<uint8_t> bytes = proto::encode(m);
-  try {
-    if (!m_site->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
-    return m_site->send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
-  } catch (const zmq::error_t& e) {
-    spdlog::debug("relay: cannot send {} to a site worker: {}", proto::message_name(m), e.what());
-    return false;
-  }
-}
-
-const std::string* Relay::identity_of(WorkerId id) const {
-  auto it = m_identity_of.find(id);
-  return it == m_identity_of.end() ? nullptr : &it->second;
-}
-
 void Relay::welcome(const std::string& identity) {
   if (m_state != State::ready) return;  // welcomed once the site's copy of the job is complete
   send_site(identity, m_job);
 }
 
-void Relay::on_site_hello(const std::string& identity, const proto::Hello& h) {
-  if (h.protocol_version != proto::k_protocol_version) {
-    spdlog::warn("relay: refused worker '{}': protocol {} (this relay speaks {})", h.worker_name, h.protocol_version,
-                 proto::k_protocol_version);
-    send_site(identity, proto::Error{proto::ErrorCode::incompatible,
-                                     "protocol version " + std::to_string(h.protocol_version) +
-                                         " is not supported; the relay speaks " +
-                                         std::to_string(proto::k_protocol_version)});
-    return;
-  }
-  auto it = m_peers.find(identity);
-  if (it == m_peers.end()) {
-    SitePeer p;
-    p.id = m_next_peer++;
-    p.name = h.worker_name.empty() ? "worker-" + std::to_string(p.id) : h.worker_name;
-    p.last_heard = now();
-    p.threads = static_cast<int>(std::min<uint32_t>(h.threads, k_max_threads));
-    it = m_peers.emplace(identity, p).first;
-    m_identity_of[p.id] = identity;
+void Relay::on_hello(ServedPeer& p, bool joined, const ServedPeer& /*before*/) {
+  if (joined) {
     m_queue.worker_joined(p.id, p.threads);
-    spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, h.threads);
+    spdlog::info("relay: site worker {} '{}' joined with {} thread(s)", p.id, p.name, p.threads);
     if (m_o.on_site_worker_change) m_o.on_site_worker_change(p.name, true);
   }
   // Enough of the site is there (or its size was given): join, announcing its threads.
-  if (m_state == State::detached && !m_up && static_cast<int>(m_peers.size()) >= std::max(1, m_o.workers)) {
+  if (m_state == State::detached && !m_up && static_cast<int>(m_endpoint->peers().size()) >= std::max(1, m_o.workers)) {
     join_upstream();
     m_link.joined(now());
   }
   announce_if_changed();
-  welcome(identity);
+  welcome(p.identity);
 }
 
-void Relay::on_site_assets(const std::string& identity, SitePeer& peer, const proto::AssetRequest& m) {
-  for (const std::string& hash : m.hashes) {
+void Relay::on_site_assets(ServedPeer& peer, const proto::AssetRequest& m) {
+  m_endpoint->send_assets(peer, m.hashes, [&](const std::string& hash) {
+    AssetLookup found;
     // Only the job's own files, by the hashes its manifest names: never a path a peer chose.
     bool known = false;
     for (const proto::AssetRef& a : m_job.assets) known |= a.hash == hash;
-    if (!known || !m_cache.has(hash) || !peer.assets_sent.insert(hash).second) continue;
-    if (std::optional<std::vector<uint8_t>> bytes = m_cache.read(hash)) {
-      send_site(identity, proto::AssetData{hash, std::move(*bytes)});
+    if (!known) return found;
+    if (std::optional<std::vector<uint8_t>> bytes = m_cache.has(hash) ? m_cache.read(hash) : std::nullopt) {
+      found.found = AssetLookup::Found::bytes;
+      found.bytes = std::move(*bytes);
     } else {
-      spdlog::error("relay: cannot read asset {} from the site's cache '{}'", hash, m_cache.root());
+      found.found = AssetLookup::Found::unreadable;
+      found.why = "not in the site's cache '" + m_cache.root() + "'";
     }
-  }
+    return found;
+  });
 }
 
-void Relay::serve(const std::string& identity, SitePeer& peer) {
-  if (m_state != State::ready || peer.wanting <= 0 || m_failures.benched(peer.id)) return;
+void Relay::serve(ServedPeer& peer) {
+  int& wanting = m_wanting[peer.id];
+  if (m_state != State::ready || wanting <= 0 || m_failures.benched(peer.id)) return;
   const double copy_after_seconds = copy_after();
-  const std::vector<SiteAssignment> given = m_queue.request(peer.id, peer.wanting, now(), copy_after_seconds);
+  const std::vector<SiteAssignment> given = m_queue.request(peer.id, wanting, now(), copy_after_seconds);
   for (size_t i = 0; i < given.size(); ++i) {
     const SiteAssignment& a = given[i];
-    if (!send_site(identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
+    if (!send_site(peer.identity, proto::Assign{m_job.job_id, a.local, a.lease.block})) {
       // This one and the rest of the batch back to the front of the queue, in their order.
       for (size_t j = given.size(); j-- > i;) m_queue.undeliverable(peer.id, given[j].local);
       break;
     }
-    --peer.wanting;
+    --wanting;
     if (a.copy) {
       spdlog::info("relay: site worker {} '{}' renders a copy of a block held for {:.1f} s or more", peer.id, peer.name,
                    copy_after_seconds);
@@ -104,10 +76,10 @@ void Relay::serve(const std::string& identity, SitePeer& peer) {
 // a cancel) or raises the site's want (a worker's request, a site change) is worth a message; an
 // Assign arriving is not (asking again at once drew one empty answer per Assign).
 void Relay::serve_all() {
-  for (auto& [identity, peer] : m_peers) serve(identity, peer);
+  for (auto& [identity, peer] : m_endpoint->peers()) serve(peer);
 }
 
-void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
+void Relay::on_site_result(ServedPeer& peer, proto::Result& r) {
   std::optional<RelayLease> lease = m_queue.held_by(peer.id, r.attempt);
   if (r.job_id != m_job.job_id || !lease) return;  // cancelled meanwhile, or another job's: dropped here
   if (!(lease->block == r.rect)) {
@@ -117,8 +89,7 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
   std::vector<SiteAssignment> cancels;
   m_queue.finished(peer.id, r.attempt, &cancels);
   for (const SiteAssignment& other : cancels)  // the first result wins; the copy's holder stops
-    if (const std::string* identity = identity_of(other.worker))
-      send_site(*identity, proto::Cancel{m_job.job_id, other.local});
+    m_endpoint->send(other.worker, proto::Cancel{m_job.job_id, other.local});
   m_failures.succeeded(peer.id);  // its renderer works
   m_leased_at.erase(lease->upstream);
   m_block_seconds = smoothed_seconds(m_block_seconds, r.render_seconds);  // nonsense times are ignored
@@ -133,7 +104,7 @@ void Relay::on_site_result(SitePeer& peer, proto::Result& r) {
   m_results_up.push_back(std::move(r));  // forwarded at the end of this poll turn (flush_upstream)
 }
 
-void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
+void Relay::on_site_failed(ServedPeer& peer, proto::BlockFailed& f) {
   std::optional<RelayLease> lease = m_queue.held_by(peer.id, f.attempt);
   if (f.job_id != m_job.job_id || !lease || !(lease->block == f.rect)) return;
   if (m_queue.failed(peer.id, f.attempt)) {  // unless a copy of it goes on at the site
@@ -149,11 +120,9 @@ void Relay::on_site_failed(SitePeer& peer, proto::BlockFailed& f) {
     spdlog::warn("relay: site worker {} '{}' sits the rest of this job out: its renderer failed {} blocks in a row, the "
                  "last with: {}",
                  peer.id, peer.name, count.in_row, f.reason);
-    peer.wanting = 0;
+    m_wanting[peer.id] = 0;
     // What it still held goes to the others; it stops rendering those.
-    const std::string* identity = identity_of(peer.id);
-    for (const SiteAssignment& a : m_queue.worker_left(peer.id))
-      if (identity) send_site(*identity, proto::Cancel{m_job.job_id, a.local});
+    for (const SiteAssignment& a : m_queue.worker_left(peer.id)) send_site(peer.identity, proto::Cancel{m_job.job_id, a.local});
     announce_if_changed();
     serve_all();
     check_site_left();
@@ -165,8 +134,8 @@ void Relay::check_site_left() {
   if (m_queue.queued() > 0 && give_back(m_queue.queued_ids()))
     spdlog::warn("relay: no site worker can render: the site's queued blocks go back to the master");
   size_t benched = 0;
-  for (const auto& [identity, peer] : m_peers) benched += m_failures.benched(peer.id) ? 1 : 0;
-  if (benched > 0 && benched == m_peers.size() && !m_said_sitting_out) {
+  for (const auto& [identity, peer] : m_endpoint->peers()) benched += m_failures.benched(peer.id) ? 1 : 0;
+  if (benched > 0 && benched == m_endpoint->peers().size() && !m_said_sitting_out) {
     // As a worker whose renderer cannot take part: the master goes on without this site (and
     // ends the job, saying why, if nobody else is left).
     m_said_sitting_out = send_up(proto::Error{
@@ -176,72 +145,71 @@ void Relay::check_site_left() {
   }
 }
 
-void Relay::on_site_frame(const std::string& identity, const uint8_t* data, size_t size) {
-  proto::Decoded d = proto::decode(data, size);
-  if (!d.message) {
-    // The first few in full, then only now and then: a flood must not flood the log.
-    if (++m_bad_messages <= 10 || m_bad_messages % 1000 == 0)
-      spdlog::warn("relay: ignored a bad message from a site worker ({} so far): {}", m_bad_messages, d.error);
-    return;
-  }
-  if (const auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_site_hello(identity, *hello);
-  auto it = m_peers.find(identity);
-  if (it == m_peers.end()) {
-    send_site(identity, proto::Error{proto::ErrorCode::bad_message, "not joined: send Hello"});
-    return;
-  }
-  SitePeer& peer = it->second;
-  peer.last_heard = now();
-  if (auto* request = std::get_if<proto::WorkRequest>(&*d.message)) {
-    peer.wanting = static_cast<int>(std::min<uint32_t>(request->credits, 1024));
-    m_site_loaded = m_state == State::ready;
-    serve(identity, peer);
+void Relay::wants(ServedPeer& peer, uint32_t credits) {
+  m_wanting[peer.id] = static_cast<int>(std::min<uint32_t>(credits, 1024));
+  m_site_loaded = m_state == State::ready;
+}
+
+void Relay::on_message(ServedPeer& peer, proto::Message& message) {
+  if (auto* request = std::get_if<proto::WorkRequest>(&message)) {
+    wants(peer, request->credits);
+    serve(peer);
     m_ask_due = true;
-  } else if (auto* result = std::get_if<proto::Result>(&*d.message)) {
+  } else if (auto* result = std::get_if<proto::Result>(&message)) {
     // Its next request, carried along; not one from a job that is over (the worker has not loaded
     // this one yet, and would drop what it got).
     const uint32_t next = result->job_id == m_job.job_id ? result->next_credits : 0;
     on_site_result(peer, *result);
-    if (next > 0) {
-      peer.wanting = static_cast<int>(std::min<uint32_t>(next, 1024));
-      m_site_loaded = m_state == State::ready;
-    }
-    serve(identity, peer);
+    if (next > 0) wants(peer, next);
+    serve(peer);
     m_ask_due = true;
-  } else if (auto* failed = std::get_if<proto::BlockFailed>(&*d.message)) {
+  } else if (auto* failed = std::get_if<proto::BlockFailed>(&message)) {
     on_site_failed(peer, *failed);
     m_ask_due = true;
-  } else if (const auto* assets = std::get_if<proto::AssetRequest>(&*d.message)) {
-    on_site_assets(identity, peer, *assets);
-  } else if (const auto* h = std::get_if<proto::Heartbeat>(&*d.message)) {
-    if (h->ping) send_site(identity, proto::Heartbeat{h->sequence, false});
-  } else if (const auto* e = std::get_if<proto::Error>(&*d.message)) {
+  } else if (const auto* assets = std::get_if<proto::AssetRequest>(&message)) {
+    on_site_assets(peer, *assets);
+  } else if (const auto* e = std::get_if<proto::Error>(&message)) {
     // A scene every worker would fail on ends the job at the master; a worker's own trouble is
     // its own (it is forgotten when it goes silent).
     spdlog::warn("relay: site worker {} '{}' reports: {}", peer.id, peer.name, e->message);
     if (e->code == proto::ErrorCode::scene_failed) send_up(*e);
+  } else {
+    m_endpoint->bad_input(peer.identity, std::string("unexpected ") + proto::message_name(message));
   }
 }
 
-void Relay::forget_silent_workers() {
-  const double limit = interval() * liveness();
-  for (auto it = m_peers.begin(); it != m_peers.end();) {
-    if (now() - it->second.last_heard <= limit) {
-      ++it;
-      continue;
-    }
-    spdlog::warn("relay: site worker {} '{}' is silent for {:.1f} s: its blocks go to the site's other workers",
-                 it->second.id, it->second.name, limit);
-    m_queue.worker_left(it->second.id);
-    m_failures.forget(it->second.id);
-    m_identity_of.erase(it->second.id);
-    if (m_o.on_site_worker_change) m_o.on_site_worker_change(it->second.name, false);
-    it = m_peers.erase(it);
-  }
+void Relay::site_worker_left(const ServedPeer& peer) {
+  m_queue.worker_left(peer.id);
+  m_failures.forget(peer.id);
+  m_wanting.erase(peer.id);
+  if (m_o.on_site_worker_change) m_o.on_site_worker_change(peer.name, false);
+}
+
+void Relay::site_changed() {
   check_site_left();
   announce_if_changed();
   serve_all();
   m_ask_due = true;  // the site's want changed
+}
+
+void Relay::on_quarantined(ServedPeer& peer) {
+  site_worker_left(peer);
+  // The site's size is announced once the endpoint has forgotten it (site_changed reads its peers).
+  m_site_changed = true;
+}
+
+void Relay::forget_silent_workers() {
+  const double limit = interval() * liveness();
+  std::vector<WorkerId> silent;
+  for (const auto& [identity, peer] : m_endpoint->peers()) {
+    if (now() - peer.last_heard <= limit) continue;
+    spdlog::warn("relay: site worker {} '{}' is silent for {:.1f} s: its blocks go to the site's other workers", peer.id,
+                 peer.name, limit);
+    site_worker_left(peer);
+    silent.push_back(peer.id);
+  }
+  for (WorkerId id : silent) m_endpoint->forget(id);
+  site_changed();
 }
 
 }  // namespace farm::relay_detail

@@ -20,23 +20,16 @@
 #include "relay/relay_queue.h"
 #include "security/handshake_watch.h"
 #include "security/zap_handler.h"
+#include "serving/serving_endpoint.h"
 #include "session/upstream_link.h"
 
 namespace farm::relay_detail {
 
 using Clock = std::chrono::steady_clock;
 
-// One of the site's workers, as the relay sees it.
-struct SitePeer {
-  WorkerId id = 0;
-  std::string name;
-  double last_heard = 0;
-  int threads = 1;
-  int wanting = 0;                    // blocks it asked for and has not been given yet
-  std::set<std::string> assets_sent;  // once per peer: a flood of requests must not fill memory
-};
-
-class Relay {
+// The relay serves its site through a ServingEndpoint and decides, as its handler, what each
+// site worker's message means; upstream it is a worker of its master.
+class Relay : private ServingHandler {
  public:
   explicit Relay(const RelayOptions& o);
   RunStatus run();
@@ -75,23 +68,30 @@ class Relay {
   // The request to send now, if the site wants more than it holds.
   std::optional<proto::WorkRequest> upstream_ask() const;
 
-  // Downstream: this relay as the master of its site.
-  bool send_site(const std::string& identity, const proto::Message& m);
-  void on_site_frame(const std::string& identity, const uint8_t* data, size_t size);
-  void on_site_hello(const std::string& identity, const proto::Hello& h);
+  // Downstream: this relay as the master of its site (ServingHandler).
+  bool send_site(const std::string& identity, const proto::Message& m) { return m_endpoint->send(identity, m); }
+  void on_hello(ServedPeer& peer, bool joined, const ServedPeer& before) override;
+  void on_message(ServedPeer& peer, proto::Message& message) override;
+  void on_quarantined(ServedPeer& peer) override;
   void welcome(const std::string& identity);
-  void on_site_result(SitePeer& peer, proto::Result& r);
-  void on_site_failed(SitePeer& peer, proto::BlockFailed& f);
-  void on_site_assets(const std::string& identity, SitePeer& peer, const proto::AssetRequest& m);
-  void serve(const std::string& identity, SitePeer& peer);
+  void on_site_result(ServedPeer& peer, proto::Result& r);
+  void on_site_failed(ServedPeer& peer, proto::BlockFailed& f);
+  void on_site_assets(ServedPeer& peer, const proto::AssetRequest& m);
+  // A site worker asked for `credits` blocks (a request, or one riding on a result).
+  void wants(ServedPeer& peer, uint32_t credits);
+  void serve(ServedPeer& peer);
   void serve_all();
   void forget_silent_workers();
+  // The relay's side of a site worker that is gone (silent, or quarantined): its blocks go to the
+  // site's other workers. The endpoint forgets it.
+  void site_worker_left(const ServedPeer& peer);
+  // After a site worker left: the site's size, its queue and the master hear of it.
+  void site_changed();
   // How long a site worker holds a block before an idle one may render a copy (RelayCopyGate).
   double copy_after() {
     m_copy_gate.note(m_queue.queued(), now());
     return m_copy_gate.copy_after(now(), m_up_rtt, m_block_seconds);
   }
-  const std::string* identity_of(WorkerId id) const;
 
   const RelayOptions& m_o;
   Clock::time_point m_start = Clock::now();
@@ -99,7 +99,7 @@ class Relay {
   AssetCache m_cache;
   zmq::context_t m_ctx;
   std::unique_ptr<security::ZapHandler> m_zap;
-  std::unique_ptr<zmq::socket_t> m_site;
+  std::unique_ptr<ServingEndpoint> m_endpoint;  // the site's workers, by routing identity
   std::unique_ptr<zmq::socket_t> m_up;
   security::HandshakeWatch m_handshakes{m_ctx};
 
@@ -107,18 +107,15 @@ class Relay {
   proto::Welcome m_job;
   std::set<std::string> m_missing;
   RelayQueue m_queue;
-  std::map<std::string, SitePeer> m_peers;  // by ZeroMQ identity
-  std::map<WorkerId, std::string> m_identity_of;
-  WorkerId m_next_peer = 1;
-
+  std::map<WorkerId, int> m_wanting;  // blocks each site worker asked for and has not been given yet
   UpstreamLink m_link;  // heartbeats, silence, reconnects, giving up (as a worker's)
   // A site worker asked for work in this job, so it has the scene loaded: only then does the
   // relay lease (a site that cannot load the scene must not hold the master's blocks).
   bool m_site_loaded = false;
   std::optional<RunStatus> m_fatal;  // set by a handler that must end the relay
+  bool m_site_changed = false;  // a site worker was quarantined: site_changed() is due
   bool m_ask_due = false;       // ask the master once this poll turn, not once per message
   std::vector<proto::Result> m_results_up;  // the site's results of this poll turn, to forward
-  uint64_t m_bad_messages = 0;  // from site workers
   std::pair<int, int> m_announced{0, 0};  // site_size() as last said in a Hello
   double m_block_seconds = 0;  // smoothed render seconds per block of the site's results
   RelayCopyGate m_copy_gate;  // site copies only once the master looks dry for us
