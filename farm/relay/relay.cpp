@@ -10,7 +10,6 @@
 
 #include "base/limits.h"
 #include "job/build_id.h"
-#include "protocol/fetch_patience.h"
 #include "transport/flow.h"
 #include "transport/sockets.h"
 #include "relay/relay_state.h"
@@ -90,44 +89,36 @@ void Relay::on_welcome(const proto::Welcome& w) {
     drop_job("the master started another job");
   }
   m_job = w;
-  m_missing.clear();
-  for (const proto::AssetRef& a : w.assets) {
-    const AssetCache::Object cached = m_cache.check(a.hash);
-    if (cached == AssetCache::Object::changed) {
-      spdlog::warn("relay: the cached copy of asset '{}' ({}) no longer matches its hash: removed, fetched again", a.name,
-                   a.hash);
-    }
-    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
-  }
+  m_fetch = JobFetch(m_cache, w.assets, "relay: ");
   spdlog::info("relay joined job {:x}: scene '{}', {} asset(s), {} to fetch for the site", w.job_id, w.scene_name,
-               w.assets.size(), m_missing.size());
-  if (m_missing.empty()) {
+               w.assets.size(), m_fetch.missing().size());
+  if (m_fetch.complete()) {
     become_ready();
   } else {
     m_state = State::fetching;
-    send_up(proto::AssetRequest{{m_missing.begin(), m_missing.end()}});
+    send_up(m_fetch.request());
   }
 }
 
 void Relay::on_asset(const proto::AssetData& a) {
-  if (m_state != State::fetching || !m_missing.count(a.hash)) return;
-  uint64_t size = 0;
-  for (const proto::AssetRef& r : m_job.assets)
-    if (r.hash == a.hash) size = r.size;
-  if (Status valid = AssetCache::verify(a.hash, size, a.data); !valid.ok()) {
-    spdlog::error("relay: bad asset from the master: {}", valid.message());
-    m_fatal = RunStatus::failure;
-    return;
+  if (m_state != State::fetching) return;
+  Status error;
+  switch (m_fetch.receive(a, error)) {
+    case JobFetch::Outcome::ignored: return;
+    case JobFetch::Outcome::bad_asset:
+      spdlog::error("relay: bad asset from the master: {}", error.message());
+      m_fatal = RunStatus::failure;
+      return;
+    case JobFetch::Outcome::cannot_store:
+      spdlog::error("relay: cannot store an asset in the site's cache: {}; the partial file was removed: make room in "
+                    "'{}' or give the relay another cache folder",
+                    error.message(), m_cache.root());
+      m_fatal = RunStatus::failure;
+      return;
+    case JobFetch::Outcome::stored:
+      if (m_fetch.complete()) become_ready();
+      return;
   }
-  if (Status stored = m_cache.store(a.hash, a.data); !stored.ok()) {
-    spdlog::error("relay: cannot store an asset in the site's cache: {}; the partial file was removed: make room in "
-                  "'{}' or give the relay another cache folder",
-                  stored.message(), m_cache.root());
-    m_fatal = RunStatus::failure;
-    return;
-  }
-  m_missing.erase(a.hash);
-  if (m_missing.empty()) become_ready();
 }
 
 void Relay::become_ready() {
@@ -328,7 +319,7 @@ RunStatus Relay::run() {
       last_site_check = t;
     }
     // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
-    const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
+    const double patience = m_state == State::fetching ? m_fetch.patience() : 0.0;
     if (m_up) {
       const LinkDecision link = m_link.check(t, interval(), liveness(), patience);
       if (link.silent && (m_state == State::fetching || m_state == State::ready)) {

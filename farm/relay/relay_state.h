@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
+#include "assets/job_fetch.h"
 #include "control/renderer_failures.h"
 #include "protocol/protocol.h"
 #include "relay/relay.h"
@@ -105,7 +106,7 @@ class Relay : private ServingHandler {
 
   State m_state = State::detached;
   proto::Welcome m_job;
-  std::set<std::string> m_missing;
+  JobFetch m_fetch;  // the job's files the site's cache lacks, as they arrive
   RelayQueue m_queue;
   std::map<WorkerId, int> m_wanting;  // blocks each site worker asked for and has not been given yet
   UpstreamLink m_link;  // heartbeats, silence, reconnects, giving up (as a worker's)

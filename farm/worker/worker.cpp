@@ -12,7 +12,6 @@
 
 #include "backend/renderer_process.h"
 #include "job/build_id.h"
-#include "protocol/fetch_patience.h"
 #include "security/endpoint_kind.h"
 #include "security/launch_secrets.h"
 #include "transport/endpoint_check.h"
@@ -141,7 +140,7 @@ RunStatus Worker::run() {
       if (m_state == State::working && t - m_last_request >= interval) request_work();
     }
     // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
-    const double patience = m_state == State::fetching ? proto::fetch_patience(m_job.assets, m_missing) : 0.0;
+    const double patience = m_state == State::fetching ? m_fetch.patience() : 0.0;
     const LinkDecision link = m_link.check(t, interval, liveness, patience);
     if (link.silent) {
       // The master is gone (or not there yet): start over on a fresh socket, backing off.

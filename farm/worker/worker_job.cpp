@@ -31,23 +31,14 @@ void Worker::on_welcome(const proto::Welcome& w) {
   if (m_state != State::joining && w.job_id == m_job.job_id) return;  // a repeated welcome
   if (m_state != State::joining) reset_job();
   m_job = w;
-  m_missing.clear();
-  for (const proto::AssetRef& a : w.assets) {
-    const AssetCache::Object cached = m_cache.check(a.hash);
-    if (cached == AssetCache::Object::changed) {
-      spdlog::warn("the cached copy of asset '{}' ({}) no longer matches its hash: something wrote to it (a renderer "
-                   "through an earlier job's folder?); it was removed and is fetched again from the master",
-                   a.name, a.hash);
-    }
-    if (cached != AssetCache::Object::intact) m_missing.insert(a.hash);
-  }
+  m_fetch = JobFetch(m_cache, w.assets);
   spdlog::info("joined job {:x}: scene '{}', {} asset(s), {} to fetch", w.job_id, w.scene_name, w.assets.size(),
-               m_missing.size());
-  if (m_missing.empty()) {
+               m_fetch.missing().size());
+  if (m_fetch.complete()) {
     start_loading();
   } else {
     m_state = State::fetching;
-    send(proto::AssetRequest{{m_missing.begin(), m_missing.end()}});
+    send(m_fetch.request());
   }
 }
 
@@ -209,21 +200,24 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
   if (const auto* w = std::get_if<proto::Welcome>(&message)) {
     on_welcome(*w);
   } else if (const auto* a = std::get_if<proto::AssetData>(&message)) {
-    if (m_state == State::fetching && m_missing.count(a->hash)) {
+    if (m_state == State::fetching) {
       // Two failures with different culprits: content the master did not promise, or a cache
       // this machine cannot write (disk full): the latter is said as such, not blamed on it.
-      if (Status valid = AssetCache::verify(a->hash, declared_size(a->hash), a->data); !valid.ok()) {
-        spdlog::error("bad asset from the master: {}", valid.message());
-        return RunStatus::failure;
+      Status error;
+      switch (m_fetch.receive(*a, error)) {
+        case JobFetch::Outcome::ignored: break;
+        case JobFetch::Outcome::bad_asset:
+          spdlog::error("bad asset from the master: {}", error.message());
+          return RunStatus::failure;
+        case JobFetch::Outcome::cannot_store:
+          spdlog::error("cannot store an asset in this worker's cache: {}; the partial file was removed: make room in "
+                        "'{}' or pass another --cache",
+                        error.message(), m_cache.root());
+          return RunStatus::failure;
+        case JobFetch::Outcome::stored:
+          if (m_fetch.complete()) start_loading();
+          break;
       }
-      if (Status stored = m_cache.store(a->hash, a->data); !stored.ok()) {
-        spdlog::error("cannot store an asset in this worker's cache: {}; the partial file was removed: make room in "
-                      "'{}' or pass another --cache",
-                      stored.message(), m_cache.root());
-        return RunStatus::failure;
-      }
-      m_missing.erase(a->hash);
-      if (m_missing.empty()) start_loading();
     }
   } else if (const auto* assign = std::get_if<proto::Assign>(&message)) {
     if (m_state == State::working && assign->job_id == m_job.job_id) {
@@ -258,12 +252,6 @@ std::optional<RunStatus> Worker::on_message(const proto::Message& message) {
     }
   }
   return std::nullopt;
-}
-
-uint64_t Worker::declared_size(const std::string& hash) const {
-  for (const proto::AssetRef& a : m_job.assets)
-    if (a.hash == hash) return a.size;
-  return 0;  // only missing hashes of the job are stored, so this is not reached
 }
 
 }  // namespace farm::worker_detail

@@ -16,6 +16,7 @@
 #include <zmq.hpp>
 
 #include "assets/asset_cache.h"
+#include "assets/job_fetch.h"
 #include "job/run_status.h"
 #include "protocol/protocol.h"
 #include "security/handshake_watch.h"
@@ -58,7 +59,6 @@ class Worker {
   proto::Result result_of(RenderOutput& out) const;
   void reset_job();
   // The size the job's manifest gives for the asset `hash`.
-  uint64_t declared_size(const std::string& hash) const;
 
   const WorkerOptions& m_o;
   Clock::time_point m_start = Clock::now();
@@ -76,7 +76,7 @@ class Worker {
   int m_event_fd = -1;
   State m_state = State::joining;
   proto::Welcome m_job;
-  std::set<std::string> m_missing;
+  JobFetch m_fetch;  // the job's files this worker's cache lacks, as they arrive
   std::future<std::unique_ptr<LoadedJob>> m_loading;
   // Loads abandoned by a reset: their futures would block in their destructors, so they are
   // kept here until the worker exits instead of stalling the I/O thread.
