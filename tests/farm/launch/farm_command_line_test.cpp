@@ -25,7 +25,7 @@ TEST_CASE("farm command line: a launched worker carries its keys' flag, one give
                                       "/scratch/farm cache", "--fallback", "tcp://master:5555"});
 }
 
-TEST_CASE("farm command line: a relay binds its site's endpoint; a local worker has no keys and may go unconfined") {
+TEST_CASE("farm command line: a relay binds its site's endpoint, a local worker has no keys and may go unconfined") {
   farm::FarmCommandLine relay;
   relay.role = farm::FarmCommandLine::Role::relay;
   relay.connect = "tcp://master:5555";

@@ -91,7 +91,7 @@ proto::Hello hello(const std::string& name, uint32_t threads = 2) {
 
 }  // namespace
 
-TEST_CASE("serving endpoint: a Hello of another protocol is refused naming both versions; one of this protocol joins") {
+TEST_CASE("serving endpoint: a Hello of another protocol is refused naming both versions, one of this protocol joins") {
   Fixture f;
   zmq::socket_t old = f.peer("old");
   proto::Hello h = hello("old");
@@ -138,7 +138,7 @@ TEST_CASE("serving endpoint: a Hello of another protocol is refused naming both 
   CHECK(f.endpoint.peers().size() == 2);
 }
 
-TEST_CASE("serving endpoint: a peer that never joined, or was forgotten, is told to send Hello; its message goes nowhere") {
+TEST_CASE("serving endpoint: a peer that never joined, or was forgotten, is told to send Hello, and its message goes nowhere") {
   Fixture f;
   zmq::socket_t s = f.peer("s");
   Fixture::say(s, proto::WorkRequest{4, 0});
@@ -195,7 +195,7 @@ TEST_CASE("serving endpoint: pings are answered at once, and the answers to ping
   CHECK(f.handler.round_trips.front() == doctest::Approx(0.25));
 }
 
-TEST_CASE("serving endpoint: each asset goes to a peer once; an unknown one counts against it; an unreadable one is not sent") {
+TEST_CASE("serving endpoint: each asset goes to a peer once, an unknown one counts against it, an unreadable one is not sent") {
   Fixture f;
   zmq::socket_t s = f.peer("s");
   Fixture::say(s, hello("s"));
