@@ -39,7 +39,7 @@ USES = {
     "farm/assets": ["farm/base", "farm/protocol", "renderer/scene"],
     "farm/backend": ["farm/scheduler", "renderer/scene", "renderer/image", "renderer/world", "renderer/render"],
     "farm/job": ["farm/base", "farm/assets", "farm/protocol", "farm/backend", "renderer/scene", "renderer/image"],
-    "farm/sim": ["farm/base", "farm/scheduler", "farm/control", "farm/costs", "farm/relay", "renderer/scene"],
+    "farm/sim": ["farm/base", "farm/scheduler", "farm/control", "farm/costs", "renderer/scene"],
     "farm/live": ["farm/base", "renderer/image"],
     "farm/master": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/control", "farm/costs",
                     "farm/protocol", "farm/transport", "farm/serving", "farm/security", "farm/assets", "farm/live", "renderer/image"],

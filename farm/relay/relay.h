@@ -3,7 +3,7 @@
 // once for the site, and leases blocks in bulk, enough that its workers never wait on the link
 // to the master. Downstream it is a master to the site's workers, which cannot tell the
 // difference: the same Welcome, assets from the relay's cache, blocks from its queue
-// (relay/relay_queue.h), results passed upstream unchanged (the master checks and assembles them,
+// (control/relay_queue.h), results passed upstream unchanged (the master checks and assembles them,
 // so the image stays the master's, byte for byte).
 #pragma once
 

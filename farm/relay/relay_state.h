@@ -18,7 +18,7 @@
 #include "control/renderer_failures.h"
 #include "protocol/protocol.h"
 #include "relay/relay.h"
-#include "relay/relay_queue.h"
+#include "control/relay_queue.h"
 #include "security/handshake_watch.h"
 #include "security/zap_handler.h"
 #include "serving/serving_endpoint.h"

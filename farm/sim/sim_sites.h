@@ -12,7 +12,7 @@
 
 #include "control/job_controller.h"
 #include "control/recall_supervisor.h"
-#include "relay/relay_queue.h"
+#include "control/relay_queue.h"
 #include "sim/cluster_spec.h"
 
 namespace farm {

@@ -1,4 +1,4 @@
-// The relay's bookkeeping (relay/relay_queue.h): leases pass through whole, FIFO, under local
+// The relay's bookkeeping (control/relay_queue.h): leases pass through whole, FIFO, under local
 // ids; a site worker that leaves gives its blocks back to the front; a withdrawn lease names the
 // worker to cancel; stale results are refused; it asks for what the site can hold plus the spare.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/limits.h"
-#include "relay/relay_queue.h"
+#include "control/relay_queue.h"
 
 TEST_SUITE_BEGIN("unit");
 

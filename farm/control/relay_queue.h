@@ -1,6 +1,6 @@
 // A relay's bookkeeping (docs/relays.md): the blocks its master leased to it, which of its own
 // workers holds each, and how many more to ask for. Pure, like the scheduler: no sockets, no
-// clock. The relay process (relay/relay.h) drives it with the messages of both sides.
+// clock. The relay process (relay/relay.h) and the simulator (sim/sim_sites.h) drive it with the messages of both sides.
 //
 // Blocks pass through whole: the master's policy sizes them for the relay, which it sees as one
 // worker with the site's render threads. A block is queued until one of the site's workers asks,

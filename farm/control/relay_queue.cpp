@@ -1,4 +1,4 @@
-#include "relay/relay_queue.h"
+#include "control/relay_queue.h"
 
 #include <algorithm>
 #include <cmath>
