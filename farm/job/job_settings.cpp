@@ -21,14 +21,31 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
 proto::JobSettings job_settings(const rt::SceneDesc& desc, const std::optional<std::string>& camera,
                                 const std::string& scene_path, const std::string& renderer_options) {
   proto::JobSettings j = job_settings(desc.settings, camera);
-  if (scene_kind(scene_path) == SceneKind::povray) {
-    j.renderer = povray_version();
-    j.renderer_options = povray_options(renderer_options);
-  } else if (scene_kind(scene_path) == SceneKind::blender) {
-    j.renderer = blender_version();
-    j.renderer_options = desc.backend_options;
+  switch (scene_kind(scene_path)) {
+    case SceneKind::povray:
+      j.renderer_kind = proto::RendererKind::povray;
+      j.renderer = povray_version();
+      j.renderer_options = povray_options(renderer_options);
+      break;
+    case SceneKind::blender:
+      j.renderer_kind = proto::RendererKind::blender;
+      j.renderer = blender_version();
+      j.renderer_options = desc.backend_options;
+      break;
+    case SceneKind::native:
+      j.renderer_kind = proto::RendererKind::native;
+      break;
   }
   return j;
+}
+
+SceneKind scene_kind_of(const proto::JobSettings& settings) {
+  switch (settings.renderer_kind) {
+    case proto::RendererKind::povray: return SceneKind::povray;
+    case proto::RendererKind::blender: return SceneKind::blender;
+    case proto::RendererKind::native: break;
+  }
+  return SceneKind::native;
 }
 
 void apply_job_settings(rt::SceneDesc& desc, const proto::JobSettings& j) {

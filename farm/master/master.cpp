@@ -30,6 +30,7 @@ RunStatus Master::setup() {
     m_settings = job_settings(m_desc, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
     m_settings.renderer_memory_mib = m_o.render.renderer_memory_mib;
     m_settings.renderer_seconds = m_o.render.renderer_seconds;
+    m_backend = describe_backend(scene_kind_of(m_settings), m_settings.renderer_options);
     m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding, !m_whole_frame_reasons.empty());
     m_job_id = m_job_identity.id;
 
@@ -43,10 +44,10 @@ RunStatus Master::setup() {
       m_config.grid = whole_frame_grid(s.width, s.height);
       if (!m_o.policy_chosen) m_config.policy = PolicyKind::fixed;
       m_config.block_size = m_config.grid;
-      spdlog::info("{}", whole_frame_notice(scene_kind(m_o.render.scene_path) == SceneKind::povray ? "povray" : "Blender",
+      spdlog::info("{}", whole_frame_notice(m_backend.kind == SceneKind::povray ? "povray" : "Blender",
                                             m_whole_frame_reasons));
-    } else if (scene_kind(m_o.render.scene_path) == SceneKind::povray) {
-      m_config.grid = povray_grid(m_settings.renderer_options);
+    } else if (m_backend.kind == SceneKind::povray) {
+      m_config.grid = m_backend.grid;
       if (!m_o.policy_chosen) {
         m_config.policy = PolicyKind::fixed;
         const bool block_chosen = m_config.block_size > 0;
@@ -63,7 +64,7 @@ RunStatus Master::setup() {
     return run_status_of(e);
   }
   try {
-    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && scene_kind(m_o.render.scene_path) == SceneKind::native) {
+    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && m_backend.preview_costs) {
       PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
       spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
                    preview.width, preview.height, preview.wall_seconds);

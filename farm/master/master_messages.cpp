@@ -2,7 +2,6 @@
 // its view of them fresh). The loop that calls these is in master.cpp.
 #include "master/master_state.h"
 
-#include "backend/scene_kind.h"
 
 namespace farm::master_detail {
 
@@ -28,7 +27,7 @@ void Master::on_quarantined(ServedPeer& peer) {
 void Master::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
   // Its render slots: a POV-Ray worker runs several povray processes per thread (they mostly
   // wait), and the policies must queue work for all of them.
-  const int per_thread = renders_per_thread(scene_kind(m_o.render.scene_path));
+  const int per_thread = m_backend.renders_per_thread;
   if (joined) {
     m_job->join(p.id, p.name, p.threads * per_thread, now(), p.site_workers);
     if (p.site_workers > 0) {

@@ -18,6 +18,7 @@
 
 #include "assets/asset_manifest.h"
 #include "assets/content_hash.h"
+#include "backend/backend_descriptor.h"
 #include "base/json_text.h"
 #include "base/limits.h"
 #include "control/job_controller.h"
@@ -91,6 +92,7 @@ class Master : private ServingHandler {
   std::map<std::string, const ManifestEntry*> m_by_hash;
   proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
   proto::JobSettings m_settings;  // what every worker renders
+  BackendDescriptor m_backend;    // its renderer, decided once from the scene
   JobIdentity m_job_identity;
   uint64_t m_job_id = 0;
   SchedulerConfig m_config;  // the options' scheduling, completed from the job (size, frames, costs)

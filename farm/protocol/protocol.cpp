@@ -58,7 +58,8 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto settings = w::CreateRenderSettings(b, s.width, s.height, s.spp, s.max_depth, s.seed,
                                                     s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
                                                                                                 : w::Integrator::Path,
-                                                    camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds);
+                                                    camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds,
+                                                    static_cast<w::Renderer>(s.renderer_kind));
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -197,6 +198,7 @@ class Reader {
     if (s.renderer_memory_mib > k_max_renderer_memory_mib) throw Malformed{"renderer memory limit out of range"};
     s.renderer_seconds = x->renderer_seconds();
     if (s.renderer_seconds > k_max_renderer_seconds) throw Malformed{"renderer time limit out of range"};
+    s.renderer_kind = enumeration<RendererKind>(static_cast<uint8_t>(x->renderer_kind()), 2, "renderer");
     return s;
   }
 

@@ -19,12 +19,15 @@ namespace farm::proto {
 // Bump when a change breaks old peers; Hello/Welcome carry it and mismatches are refused.
 // 2: render settings travel as a typed table (RenderSettings), no longer as "key=value" strings.
 // 3: BlockFailed. 4: a Result carries its sender's next request (a peer of 3 would ignore it, and
-// its workers would ask only once per heartbeat).
-constexpr uint32_t k_protocol_version = 4;
+// its workers would ask only once per heartbeat). 5: the job's settings say which renderer
+// renders it (RendererKind); a worker of 4 would read it off the scene's name.
+constexpr uint32_t k_protocol_version = 5;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };
 enum class ErrorCode : uint8_t { incompatible = 0, bad_message = 1, scene_failed = 2, internal = 3 };
+// The renderer of a job: ours, Debian's povray per block, or Blender Cycles (backend/scene_kind.h).
+enum class RendererKind : uint8_t { native = 0, povray = 1, blender = 2 };
 
 struct Hello {
   uint32_t protocol_version = k_protocol_version;
@@ -57,11 +60,14 @@ struct JobSettings {
   // job's identity (job_settings_lines).
   uint64_t renderer_memory_mib = 0;
   uint32_t renderer_seconds = 0;
+  // Which renderer renders it: the master's decision (backend/backend_descriptor.h), which the
+  // workers follow. Follows from the scene's name, which is in the job's identity.
+  RendererKind renderer_kind = RendererKind::native;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
            integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
            renderer_options == o.renderer_options && renderer_memory_mib == o.renderer_memory_mib &&
-           renderer_seconds == o.renderer_seconds;
+           renderer_seconds == o.renderer_seconds && renderer_kind == o.renderer_kind;
   }
 };
 

@@ -34,8 +34,8 @@ std::optional<JobRefusal> check_version(const std::string& renderer, std::string
 
 }  // namespace
 
-std::optional<JobRefusal> check_job_renderer(const std::string& scene_path, const proto::JobSettings& settings) {
-  switch (scene_kind(scene_path)) {
+std::optional<JobRefusal> check_job_renderer(const proto::JobSettings& settings) {
+  switch (scene_kind_of(settings)) {
     case SceneKind::native:
       return std::nullopt;
     case SceneKind::povray: {
@@ -83,8 +83,10 @@ std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::
   auto loaded = std::make_unique<LoadedJob>();
   loaded->width = settings.width;
   loaded->height = settings.height;
-  loaded->renders_per_thread = renders_per_thread(scene_kind(scene_path));
-  switch (scene_kind(scene_path)) {
+  // The master's decision, as the job's settings carry it (never read off the file's name here).
+  const SceneKind kind = scene_kind_of(settings);
+  loaded->renders_per_thread = renders_per_thread(kind);
+  switch (kind) {
     case SceneKind::povray: {
       PovraySettings p;
       p.scene_path = scene_path;

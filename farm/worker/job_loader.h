@@ -30,7 +30,8 @@ struct JobRefusal {
 };
 
 // Quick (a renderer's --version, once per process): run on the worker's I/O thread.
-std::optional<JobRefusal> check_job_renderer(const std::string& scene_path, const proto::JobSettings& settings);
+// The renderer is the one the settings name (proto::JobSettings::renderer_kind).
+std::optional<JobRefusal> check_job_renderer(const proto::JobSettings& settings);
 
 // Slow (meshes, BVH, a renderer's first process): run off the I/O thread. A bad scene throws
 // rt::SceneError; anything else that goes wrong another std::exception.

@@ -73,7 +73,7 @@ void Worker::start_loading() {
   m_job_dirs.push_back(dir);
   std::string scene_path = (std::filesystem::path(dir) / m_job.scene_name).string();
   const proto::JobSettings settings = m_job.settings;
-  if (std::optional<JobRefusal> refused = check_job_renderer(scene_path, settings)) {
+  if (std::optional<JobRefusal> refused = check_job_renderer(settings)) {
     fail_job(refused->message, refused->code);
     return;
   }

@@ -23,6 +23,7 @@ std::vector<Message> samples() {
   welcome.scene_name = "chess2.toml";
   welcome.assets = {{"h1", "chess2.toml", 1234}, {"h2", "meshes/pawn.ply", 99999}};
   welcome.settings = {800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}};
+  welcome.settings.renderer_kind = RendererKind::povray;
   welcome.heartbeat_ms = 500;
   welcome.liveness = 4;
   welcome.pixel_encoding = PixelEncoding::srgb8;
@@ -94,8 +95,13 @@ TEST_CASE("protocol: every message type round-trips") {
   Decoded drelay = decode(rb.data(), rb.size());
   REQUIRE(drelay.message);
   CHECK(std::get<Hello>(*drelay.message).site_workers == 5u);
-  CHECK(w.settings == JobSettings{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}});
-  CHECK(k_protocol_version == 4);  // requests riding on results since 4, BlockFailed since 3, typed render settings since 2: older peers are refused at Hello
+  JobSettings expected{800, 600, 4, 6, 99, rt::IntegratorKind::whitted, "top", "POV-Ray 3.7.0.10", {"+A0.3", "Declare=X=1"}};
+  CHECK_FALSE(w.settings == expected);  // the renderer kind differs
+  expected.renderer_kind = RendererKind::povray;
+  CHECK(w.settings == expected);
+  // The renderer kind since 5, requests riding on results since 4, BlockFailed since 3, typed
+  // render settings since 2: older peers are refused at Hello.
+  CHECK(k_protocol_version == 5);
 }
 
 TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {
@@ -201,6 +207,12 @@ TEST_CASE("protocol: a refused Welcome says it was a Welcome and names the value
   w.settings.max_depth = 65;
   bytes = encode(w);
   CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: max_depth 65 out of range (0 to 64)");
+  w.settings.max_depth = 8;
+  w.settings.renderer_kind = static_cast<RendererKind>(3);  // a renderer this build does not know
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: unknown renderer");
+  w.settings.renderer_kind = RendererKind::blender;
+  w.settings.max_depth = 65;
   // Other refused messages are named too; bytes that are no message at all have no type.
   auto zero = encode(Assign{1, 2, {0, 0, 0, 4, 4}});
   CHECK(decode(zero.data(), zero.size()).refused_type == "Assign");

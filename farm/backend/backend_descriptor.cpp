@@ -1,0 +1,26 @@
+#include "backend/backend_descriptor.h"
+
+#include "backend/povray_renderer.h"
+
+namespace farm {
+
+BackendDescriptor describe_backend(SceneKind kind, const std::vector<std::string>& renderer_options) {
+  BackendDescriptor d;
+  d.kind = kind;
+  d.renders_per_thread = renders_per_thread(kind);
+  d.preview_costs = kind == SceneKind::native;
+  switch (kind) {
+    case SceneKind::povray:
+      d.grid = povray_grid(renderer_options);
+      d.display_name = "POV-Ray";
+      break;
+    case SceneKind::blender:
+      d.display_name = "Blender";
+      break;
+    case SceneKind::native:
+      break;
+  }
+  return d;
+}
+
+}  // namespace farm
