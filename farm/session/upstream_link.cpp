@@ -18,6 +18,7 @@ void UpstreamLink::heard(double now) {
 
 std::optional<uint64_t> UpstreamLink::ping_due(double now, double interval) {
   if (m_last_ping >= 0 && now - m_last_ping < interval) return std::nullopt;
+  if (!m_o.ping_while_heard && now - m_last_heard < interval) return std::nullopt;
   m_last_ping = now;
   return ++m_ping_sequence;
 }

@@ -22,6 +22,11 @@ struct UpstreamLinkOptions {
   double max_backoff = k_max_reconnect_backoff;
   double give_up_after = 0;    // > 0: give up after this long without hearing from above
   bool can_fall_back = false;  // a fallback endpoint exists (used once)
+  // Ping every interval even while the master's own pings arrive: a relay does, for the round
+  // trip it sizes its spare and its copies by. A worker pings only a master it has not heard
+  // from for an interval (one that restarted and no longer knows it answers "send Hello"): in
+  // steady state one heartbeat goes each way, the master's ping and the worker's answer.
+  bool ping_while_heard = true;
 };
 
 // What to do at a check (see UpstreamLink::check). In the order the caller acts on them.
@@ -50,7 +55,8 @@ class UpstreamLink {
   // Join again at the next check, at once (the master no longer knows us, or its next job).
   void rejoin_now() { m_last_hello = -1; }
 
-  // A ping is due every `interval`: its sequence number, remembered with its time.
+  // A ping is due every `interval` (without ping_while_heard, only while nothing was heard for
+  // an interval): its sequence number, remembered with its time.
   std::optional<uint64_t> ping_due(double now, double interval);
   // An answer to a ping: the round trip, when it answers our last one.
   std::optional<double> pong(uint64_t sequence, double now) const;

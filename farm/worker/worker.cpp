@@ -27,7 +27,9 @@ Worker::Worker(const WorkerOptions& o, std::optional<security::CurveClient> curv
     : m_o(o),
       m_threads(o.threads > 0 ? o.threads : tbb::info::default_concurrency()),
       m_cache(o.cache_dir.empty() ? default_cache_dir() : o.cache_dir),
-      m_link({k_max_reconnect_backoff, o.give_up_after, !o.fallback.empty() && !fallback_key.empty() && curve.has_value()}, 0) {
+      m_link({k_max_reconnect_backoff, o.give_up_after, !o.fallback.empty() && !fallback_key.empty() && curve.has_value(),
+              false},
+             0) {
   m_connect = o.connect;
   if (!o.fallback.empty()) m_fallback_key = std::move(fallback_key);  // both, or no fallback
   char host[256] = "host";
@@ -134,11 +136,9 @@ RunStatus Worker::run() {
     }
     if (m_o.once && m_failed_job != 0) return RunStatus::failure;
     const double t = now();
-    if (const std::optional<uint64_t> ping = m_link.ping_due(t, interval)) {
-      send(proto::Heartbeat{*ping, true});
-      // A request the master could not serve is forgotten: ask again while we have room.
-      if (m_state == State::working && t - m_last_request >= interval) request_work();
-    }
+    if (const std::optional<uint64_t> ping = m_link.ping_due(t, interval)) send(proto::Heartbeat{*ping, true});
+    // A request the master could not serve is forgotten: ask again while we have room.
+    if (m_state == State::working && t - m_last_request >= interval) request_work();
     // Files on their way hold up the master's heartbeats: wait for them (fetch_patience.h).
     const double patience = m_state == State::fetching ? m_fetch.patience() : 0.0;
     const LinkDecision link = m_link.check(t, interval, liveness, patience);
