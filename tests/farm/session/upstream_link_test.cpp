@@ -2,7 +2,6 @@
 // the relay do when their master goes quiet, comes back, or is gone for good.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <vector>
 
 #include "session/upstream_link.h"
@@ -143,7 +142,6 @@ TEST_CASE("upstream link: pings go out every interval, and only the answer to th
   CHECK(link.pong(*second, 1.1) == doctest::Approx(0.1));
 }
 
-TEST_SUITE_END();
 
 TEST_CASE("upstream link: a worker's link pings only a master it has not heard for an interval, a relay's every interval") {
   UpstreamLinkOptions worker_options;
@@ -154,8 +152,9 @@ TEST_CASE("upstream link: a worker's link pings only a master it has not heard f
   relay.joined(0);
   int worker_pings = 0, relay_pings = 0;
   // The master's pings arrive every interval for 10 s: the worker only answers them.
-  for (double t = 0; t < 10; t += 0.1) {
-    if (static_cast<int>(std::lround(t * 10)) % 10 == 0) {
+  for (int tenth = 0; tenth < 100; ++tenth) {
+    const double t = tenth / 10.0;
+    if (tenth % 10 == 0) {
       worker.heard(t);
       relay.heard(t);
     }
@@ -164,12 +163,14 @@ TEST_CASE("upstream link: a worker's link pings only a master it has not heard f
   }
   CHECK(worker_pings == 0);
   CHECK(relay_pings == 10);
-  // The master falls quiet (it restarted and no longer knows us): the worker's pings probe it,
-  // one per interval, and its answer ("send Hello") brings the rejoin.
-  for (double t = 10; t < 13.05; t += 0.1) worker_pings += worker.ping_due(t, k_interval) ? 1 : 0;
-  CHECK(worker_pings == 3);
+  // The master falls quiet after 9 s (it restarted and no longer knows us): from 10 s the
+  // worker's pings probe it, one per interval, and its answer ("send Hello") brings the rejoin.
+  for (int tenth = 100; tenth <= 130; ++tenth) worker_pings += worker.ping_due(tenth / 10.0, k_interval) ? 1 : 0;
+  CHECK(worker_pings == 4);
   const std::optional<uint64_t> probe = worker.ping_due(14.0, k_interval);
   REQUIRE(probe);
   REQUIRE(worker.pong(*probe, 14.25));
   CHECK(*worker.pong(*probe, 14.25) == doctest::Approx(0.25));
 }
+
+TEST_SUITE_END();
