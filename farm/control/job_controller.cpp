@@ -55,19 +55,8 @@ std::vector<Assignment> JobController::request(WorkerId worker, Seconds now, int
 // An undeliverable lease must not pin its block.
 void JobController::undeliverable(WorkerId worker, AttemptId attempt) { reject(worker, attempt); }
 
-LeaseCheck JobController::check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const {
-  auto lease = m_stats.leases().find(attempt);
-  if (lease == m_stats.leases().end() || lease->second.worker != worker) return LeaseCheck::unknown_lease;
-  if (!(lease->second.block == rect)) return LeaseCheck::wrong_rectangle;
-  return LeaseCheck::ok;
-}
-
 bool JobController::recalled(WorkerId worker, AttemptId attempt) {
-  auto lease = m_stats.leases().find(attempt);
-  if (lease == m_stats.leases().end() || lease->second.worker != worker ||
-      lease->second.outcome != LeaseOutcome::outstanding) {
-    return false;
-  }
+  if (!m_scheduler.holds(worker, attempt)) return false;
   m_scheduler.release(worker, attempt);
   m_stats.recalled(attempt);
   return true;

@@ -18,9 +18,6 @@
 
 namespace farm {
 
-// Whether a result names a lease the job knows, held by the sender, for the same rectangle.
-enum class LeaseCheck : uint8_t { ok, unknown_lease, wrong_rectangle };
-
 // What a worker reported with a result's pixels.
 struct ResultReport {
   double render_seconds = 0;
@@ -54,7 +51,10 @@ class JobController {
   // pool. False if it is not an outstanding lease of that relay.
   bool recalled(WorkerId worker, AttemptId attempt);
 
-  LeaseCheck check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const;
+  // The scheduler's answer (Scheduler::check_lease: it is the one authority on leases).
+  LeaseCheck check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const {
+    return m_scheduler.check_lease(worker, attempt, rect);
+  }
   // The result of a lease of the worker's own could not be used (encoding, corrupt payload):
   // the block goes back to the pool.
   void reject(WorkerId worker, AttemptId attempt);

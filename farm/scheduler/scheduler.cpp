@@ -226,6 +226,7 @@ bool Scheduler::apply(Worker& w, const std::optional<SizeChange>& change, Second
 Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds now, bool is_copy) {
   AttemptId attempt = m_next_attempt++;
   m_leases[attempt] = {w.id, id, now, w.held_work};
+  m_given[attempt] = {w.id, block};
   m_outstanding[id].attempts.push_back(attempt);
   index_copy_candidate(id);
   if (w.leases.empty()) {
@@ -236,6 +237,18 @@ Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds n
   w.leases.push_back(attempt);
   w.held_work += m_outstanding.at(id).work;
   return {w.id, attempt, id, block, is_copy};
+}
+
+LeaseCheck Scheduler::check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const {
+  auto given = m_given.find(attempt);
+  if (given == m_given.end() || given->second.worker != worker) return LeaseCheck::unknown_lease;
+  if (!(given->second.block == rect)) return LeaseCheck::wrong_rectangle;
+  return LeaseCheck::ok;
+}
+
+bool Scheduler::holds(WorkerId worker, AttemptId attempt) const {
+  auto lease = m_leases.find(attempt);
+  return lease != m_leases.end() && lease->second.worker == worker;
 }
 
 std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {

@@ -109,6 +109,12 @@ class Scheduler {
   std::vector<Block> outstanding() const;
   // Attempts currently leased to a worker.
   std::vector<AttemptId> attempts_of(WorkerId worker) const;
+  // The one authority on leases: whether `attempt` is a lease this run gave `worker` (settled or
+  // not: a late result of a settled lease is the scheduler's to drop as late, not a stranger's)
+  // for `rect`.
+  LeaseCheck check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const;
+  // `attempt` is an outstanding lease of `worker`.
+  bool holds(WorkerId worker, AttemptId attempt) const;
 
   // Seed 002's supervisor, between relays (scheduler_sites.cpp). Once the pool is empty, relay
   // `dry` has run dry when it holds nothing unstarted (trigger "site empty"), or, with
@@ -228,7 +234,12 @@ class Scheduler {
   std::unique_ptr<Policy> m_policy;
   std::deque<Block> m_pool;
   std::map<BlockId, Outstanding> m_outstanding;
-  std::map<AttemptId, Lease> m_leases;
+  std::map<AttemptId, Lease> m_leases;  // outstanding
+  struct Given {
+    WorkerId worker;
+    Block block;
+  };
+  std::map<AttemptId, Given> m_given;  // every lease of this run, for check_lease
   std::map<WorkerId, Worker> m_workers;
   std::vector<PolicyDecision> m_decisions;
   std::set<std::pair<Seconds, WorkerId>> m_deadlines;

@@ -12,6 +12,9 @@
 
 namespace farm {
 
+// Whether a result names a lease the job gave, held by the sender, for the same rectangle
+// (Scheduler::check_lease).
+enum class LeaseCheck : uint8_t { ok, unknown_lease, wrong_rectangle };
 
 enum class PolicyKind { fixed, seed, adaptive, factoring };
 
