@@ -442,4 +442,26 @@ TEST_CASE("scheduler: a configuration without a block size gets its policy's, in
   CHECK(seed.pending_pixels() == 512 * 512);
 }
 
+TEST_CASE("scheduler: check_lease knows every lease of the run, settled or not, by its holder and rectangle") {
+  Scheduler s(config(64, 64, 32));
+  s.worker_joined(1, 0, 1);
+  s.worker_joined(2, 0, 1);
+  const std::vector<Assignment> a = s.request(1, 0, 1);
+  REQUIRE(a.size() == 1);
+  const Block rect = a.front().block;
+  CHECK(s.check_lease(1, a.front().attempt, rect) == LeaseCheck::ok);
+  CHECK(s.holds(1, a.front().attempt));
+  // Another worker naming it, an attempt never given, a rectangle not its own.
+  CHECK(s.check_lease(2, a.front().attempt, rect) == LeaseCheck::unknown_lease);
+  CHECK(s.check_lease(1, a.front().attempt + 100, rect) == LeaseCheck::unknown_lease);
+  Block other = rect;
+  other.x += 4;
+  CHECK(s.check_lease(1, a.front().attempt, other) == LeaseCheck::wrong_rectangle);
+  // Settled: no longer held, still known (a second result of it is late, not a stranger's).
+  REQUIRE(s.result(1, a.front().attempt, 1.0, 1.0).outcome == ResultOutcome::accepted);
+  CHECK_FALSE(s.holds(1, a.front().attempt));
+  CHECK(s.check_lease(1, a.front().attempt, rect) == LeaseCheck::ok);
+  CHECK(s.result(1, a.front().attempt, 1.1, 1.0).outcome == ResultOutcome::late);
+}
+
 TEST_SUITE_END();
