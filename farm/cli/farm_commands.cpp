@@ -13,6 +13,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/cluster_render.h"
+#include "cli/endpoint_file.h"
 #include "cli/plan_command.h"
 #include "cli/socket_keys.h"
 #include "launch/local_workers.h"
@@ -120,6 +121,8 @@ void add_master_command(CLI::App& app, MasterCommandOptions& mo) {
                   "ZeroMQ endpoint to listen on (tcp://*:PORT; port * = any free one); off loopback it needs --key and "
                   "--allow, or --insecure")
       ->check(endpoint_for(EndpointUse::bind));
+  cmd->add_option("--endpoint-file", mo.endpoint_file,
+                  "Once listening, write the endpoint (with the port * chose) to this file, for scripts");
   cmd->add_option("--key", mo.key_path, "The master's key pair (from `farm keygen`); required unless --bind is loopback");
   cmd->add_option("--allow", mo.allow_path, "Workers' public keys that may connect: a .pub file, a folder of them, or a list");
   cmd->add_flag("--insecure", o.insecure, "Serve a non-loopback endpoint without encryption or authentication");
@@ -226,6 +229,13 @@ void add_render_command(CLI::App& app, RenderCommandOptions& o) {
 
 int run_master_command(const MasterCommandOptions& o) {
   MasterOptions copy = o.master;
+  if (!o.endpoint_file.empty()) {
+    if (Status usable = probe_endpoint_file(o.endpoint_file); !usable.ok()) {
+      spdlog::error("{}", usable.message());
+      return k_exit_bad_input;
+    }
+    copy.on_bound = write_endpoint_file_after(copy.on_bound, o.endpoint_file);
+  }
   // Keys first: a command line that would expose the master fails before any work is done.
   try {
     copy.curve = master_socket_keys(copy.bind, o.key_path, o.allow_path, copy.insecure);

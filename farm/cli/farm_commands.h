@@ -35,6 +35,7 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
 struct MasterCommandOptions {
   MasterOptions master;
   std::string auto_cluster;
+  std::string endpoint_file;  // --endpoint-file (cli/endpoint_file.h)
   std::string key_path, allow_path;  // --key, --allow (cli/socket_keys.h)
 };
 

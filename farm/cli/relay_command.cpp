@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/limits.h"
+#include "cli/endpoint_file.h"
 #include "cli/exit_codes.h"
 #include "cli/farm_commands.h"
 #include "cli/option_checks.h"
@@ -27,6 +28,8 @@ void add_relay_command(CLI::App& app, RelayCommandOptions& ro) {
   cmd->add_option("--bind", o.bind, "Where the site's workers connect, e.g. tcp://*:5556 (port * = any free one)")
       ->required()
       ->check(endpoint_for(EndpointUse::bind));
+  cmd->add_option("--endpoint-file", ro.endpoint_file,
+                  "Once listening, write the site's endpoint (with the port * chose) to this file, for scripts");
   cmd->add_option("--key", ro.key_path, "The relay's key pair (from `farm keygen`), used towards both sides");
   cmd->add_option("--master-key", ro.master_key_path,
                   "The master's public key: required with --key unless --connect is loopback");
@@ -106,8 +109,19 @@ RunStatus launched_relay(const RelayCommandOptions& ro, RelayOptions& o) {
 
 int run_relay_command(const RelayCommandOptions& ro) {
   RelayOptions o = ro.relay;
+  if (!ro.endpoint_file.empty()) {
+    if (Status usable = probe_endpoint_file(ro.endpoint_file); !usable.ok()) {
+      spdlog::error("{}", usable.message());
+      return k_exit_bad_input;
+    }
+  }
+  // After the launcher's line, if launched: the file says the same endpoint.
+  auto with_endpoint_file = [&] {
+    if (!ro.endpoint_file.empty()) o.on_bound = write_endpoint_file_after(o.on_bound, ro.endpoint_file);
+  };
   if (ro.launched) {
     if (RunStatus status = launched_relay(ro, o); status != RunStatus::ok) return exit_code(status);
+    with_endpoint_file();
     o.stop = install_stop_flag();
     return exit_code_after_signal(run_relay(o), "relay");
   }
@@ -119,6 +133,7 @@ int run_relay_command(const RelayCommandOptions& ro) {
     spdlog::error("{}", e.what());
     return exit_code(run_status_of(e));
   }
+  with_endpoint_file();
   o.stop = install_stop_flag();
   return exit_code_after_signal(run_relay(o), "relay");
 }

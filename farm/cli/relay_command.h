@@ -13,6 +13,7 @@ struct RelayCommandOptions {
   // --key: the relay's own key pair, used on both sides; --master-key: the master's public key
   // (upstream, pinned); --allow: the site workers' public keys (downstream).
   std::string key_path, master_key_path, allow_path;
+  std::string endpoint_file;  // --endpoint-file (cli/endpoint_file.h)
   // Started by `farm render --hosts` for a site: keys on standard input (security/launch_secrets.h),
   // which stays open as a lifeline; says on standard output where it listens and which site
   // workers join it (launch/site_relays.h).

@@ -1,6 +1,7 @@
 """The farm-run harness (tools/farmtools/local_farm.py) against a stand-in `farm` (a Python
-script), so that it runs without a build: where processes listen, the stats JSON at the end, a
-master failing before or after it listens, and every process gone afterwards."""
+script), so that it runs without a build: where processes listen (their --endpoint-file), the
+stats JSON at the end, a master failing before or after it listens, and every process gone
+afterwards."""
 import os
 import stat
 import sys
@@ -11,16 +12,22 @@ import toolbox  # noqa: F401  (tools/ as the import root, as the tools have it)
 from farmtools.local_farm import FarmRunError, LocalFarm, endpoint_in, master_with_workers  # noqa: E402
 
 FAKE_FARM = """#!{python}
-import json, sys, time
+import json, os, sys, time
 args = sys.argv[1:]
 def opt(name):
     return args[args.index(name) + 1]
+def listening(endpoint):
+    # As the farm does: the whole file appears at once (written beside, then renamed). Its log
+    # line says another port, so that a harness reading the log would fail the test.
+    print("[info] listening on tcp://127.0.0.1:1 (not this)", flush=True)
+    with open(opt("--endpoint-file") + ".tmp", "w") as f:
+        f.write(endpoint + "\\n")
+    os.rename(opt("--endpoint-file") + ".tmp", opt("--endpoint-file"))
 if args[0] == "master":
     if "--fail-early" in args:
         print("error: no such scene", flush=True)
         sys.exit(2)
-    print("[12:00:00] [info] master listening on tcp://127.0.0.1:5555 (64x64, 1 frame(s), 4 blocks of 32, "
-          "policy fixed)", flush=True)
+    listening("tcp://127.0.0.1:5555")
     time.sleep(0.2)
     if "--fail-late" in args:
         print("error: the job failed", flush=True)
@@ -28,8 +35,7 @@ if args[0] == "master":
     with open(opt("--stats"), "w") as f:
         json.dump({{"makespan_seconds": 0.2, "args": args}}, f)
 elif args[0] == "relay":
-    print("[info] relay listening on tcp://127.0.0.1:6666 for the site's workers, joining " + opt("--connect"),
-          flush=True)
+    listening("tcp://127.0.0.1:6666")
     time.sleep(30)
 elif args[0] == "worker":
     print("worker of " + opt("--connect"), flush=True)

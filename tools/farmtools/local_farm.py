@@ -10,13 +10,12 @@ log wording.
 
     st = master_with_workers(farm, scene, out, stats, master_args, 4, worker_args, tmp)
 
-Where a process listens is the one thing still read from its output, here and only here
-(ENDPOINT, endpoint_in): `farm master --bind tcp://127.0.0.1:*` and `farm relay` print
-"listening on tcp://HOST:PORT" once, the proxy prints "listening on HOST:PORT" (its documented
-stdout line). The farm has no machine-readable form of its endpoint yet (a `--endpoint-file`
-would be a change to farm/cli); binding a port picked here instead would start the workers
-before the master listens, which moves their measured join times. tools/chaos.py, which
-restarts masters on their first port, reads its log files with endpoint_in too.
+Where a process listens: `farm master` and `farm relay` bind port * and write the endpoint to
+their `--endpoint-file` once they listen (read here, never their log's wording); the proxy
+prints "listening on HOST:PORT", its documented stdout line (ENDPOINT, endpoint_in). Binding a
+port picked here instead would start the workers before the master listens, which moves their
+measured join times. tools/chaos.py, which restarts masters on their first port, reads its log
+files with endpoint_in.
 
 Every process started is killed on the way out of the `with` block (even on errors); output of
 processes without a log file is read by a thread, so none blocks on a full pipe, and kept for
@@ -25,8 +24,10 @@ error messages (FarmRunError).
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -78,6 +79,7 @@ class LocalFarm:
         self.procs = []     # everything started, killed on exit if still running
         self.outputs = {}   # proc -> _Output, for processes started without a log file
         self._master = None
+        self._files = tempfile.mkdtemp(prefix="farm-local-")  # the endpoint files
 
     def __enter__(self):
         return self
@@ -93,6 +95,7 @@ class LocalFarm:
             if p in self.outputs:  # its reader sees the end of the pipe, then the pipe is closed
                 self.outputs[p].done.wait(1.0)
                 p.stdout.close()
+        shutil.rmtree(self._files, ignore_errors=True)
 
     def popen(self, cmd, log=None, preexec_fn=None):
         """Starts `cmd`; its output goes to `log` (a path) or is read into memory."""
@@ -107,8 +110,8 @@ class LocalFarm:
         return p
 
     def listening(self, proc, what):
-        """Where `proc` (started without a log file) listens; FarmRunError if it exits first or
-        says nothing within listen_timeout."""
+        """Where `proc` (started without a log file: the proxy) says it listens; FarmRunError if
+        it exits first or says nothing within listen_timeout."""
         out = self.outputs[proc]
         out.found.wait(self.listen_timeout)
         if out.endpoint is None:
@@ -122,11 +125,36 @@ class LocalFarm:
             raise FarmRunError(f"{what} {state} before listening: {out.tail()}")
         return out.endpoint
 
+    def endpoint_file(self, proc, path, what):
+        """The endpoint `proc` wrote to `path` (its --endpoint-file); FarmRunError if it exits
+        first or writes nothing within listen_timeout."""
+        deadline = time.monotonic() + self.listen_timeout
+        while time.monotonic() < deadline:
+            if os.path.exists(path):  # written whole (a temporary file renamed)
+                with open(path) as f:
+                    return f.read().strip()
+            if proc.poll() is not None:
+                if proc in self.outputs:
+                    self.outputs[proc].done.wait(1.0)
+                raise FarmRunError(f"{what} exited ({proc.returncode}) before listening: {self._tail(proc)}")
+            time.sleep(0.02)
+        raise FarmRunError(f"{what} silent for {self.listen_timeout} s before listening: {self._tail(proc)}")
+
+    def _tail(self, proc):
+        return self.outputs[proc].tail() if proc in self.outputs else "(see its log)"
+
+    def _new_endpoint_file(self):
+        fd, path = tempfile.mkstemp(dir=self._files, suffix=".endpoint")
+        os.close(fd)
+        os.unlink(path)  # the farm writes it once it listens
+        return path
+
     def master(self, scene, out, stats, args=(), journal=False, bind="tcp://127.0.0.1:*"):
         """`farm master` writing `stats`; returns its endpoint. Without `journal`, --no-journal."""
-        cmd = [self.farm, "master", scene, "-o", out, "--bind", bind, "--stats", stats]
+        path = self._new_endpoint_file()
+        cmd = [self.farm, "master", scene, "-o", out, "--bind", bind, "--stats", stats, "--endpoint-file", path]
         self._master = self.popen(cmd + ([] if journal else ["--no-journal"]) + list(args))
-        return self.listening(self._master, "farm master")
+        return self.endpoint_file(self._master, path, "farm master")
 
     def proxy(self, target, args, seed=None):
         """A delaying proxy in front of `target` (tcp://HOST:PORT); returns its tcp:// endpoint."""
@@ -136,8 +164,10 @@ class LocalFarm:
 
     def relay(self, connect, args=()):
         """`farm relay --once` joining `connect`; returns the endpoint its site's workers use."""
-        p = self.popen([self.farm, "relay", "--connect", connect, "--bind", "tcp://127.0.0.1:*", "--once"] + list(args))
-        return self.listening(p, "farm relay")
+        path = self._new_endpoint_file()
+        p = self.popen([self.farm, "relay", "--connect", connect, "--bind", "tcp://127.0.0.1:*", "--once",
+                        "--endpoint-file", path] + list(args))
+        return self.endpoint_file(p, path, "farm relay")
 
     def worker(self, connect, args=(), log=None, preexec_fn=None):
         """`farm worker --once` on `connect`; `args` add --cache, --name, --threads, ..."""
