@@ -142,7 +142,8 @@ int run_sim_command(const SimCommandOptions& o) {
   std::printf("Simulated %d x %d, %zu frame(s), %zu workers (total speed %.3g), policy %s, block %d, wait %g s\n",
               s.scheduler.width, s.scheduler.height, s.scheduler.frames.size(), workers.size(), speed,
               policy_name(o.scheduling.policy), initial_block_size(o.scheduling), o.scheduling.base_wait);
-  std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : "NO (time limit or every worker lost)");
+  const std::string why_not = r.failure.empty() ? "time limit or every worker lost" : r.failure;
+  std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : ("NO (" + why_not + ")").c_str());
   std::printf("  %-24s %.3f s\n", "Makespan (master clock)", r.makespan);
   std::printf("  %-24s %.3f s\n", "Render window", r.window());
   std::printf("  %-24s %.3f s (total work %.3f s / total speed, from time zero)\n", "Plain bound", r.bound.plain, r.work);
@@ -156,6 +157,9 @@ int run_sim_command(const SimCommandOptions& o) {
               static_cast<unsigned long long>(r.dead_workers));
   std::printf("  %-24s %llu in, %llu out\n", "Master messages", static_cast<unsigned long long>(r.messages_in),
               static_cast<unsigned long long>(r.messages_out));
+  if (r.failed_blocks > 0)
+    std::printf("  %-24s %llu failed, %llu worker(s) benched for failing blocks in a row\n", "Renderer failures",
+                static_cast<unsigned long long>(r.failed_blocks), static_cast<unsigned long long>(r.benched_workers));
   if (!sites.empty())
     std::printf("  %-24s %zu relays, %llu recalls, %llu blocks moved\n", "Sites", sites.size(),
                 static_cast<unsigned long long>(r.recalls), static_cast<unsigned long long>(r.recalled_blocks));

@@ -51,7 +51,7 @@ void read_link(const TableReader& r, WorkerGroupSpec& g) {
 WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults, size_t index) {
   std::vector<std::string> allowed = {"name", "count", "speed", "threads", "prefetch", "join",
                                       "startup", "leave", "fail", "block_overhead_ms", "cpu_quota",
-                                      "quota_period_ms", "site"};
+                                      "quota_period_ms", "site", "render_failures"};
   allowed.insert(allowed.end(), k_link_keys.begin(), k_link_keys.end());
   r.check_keys(allowed);
   WorkerGroupSpec g = defaults;
@@ -74,6 +74,9 @@ WorkerGroupSpec read_group(const TableReader& r, const WorkerGroupSpec& defaults
     r.fail_at("cpu_quota", "'cpu_quota' x 'quota_period_ms' must be at least 1 ms of CPU per period (as the kernel's)");
   read_link(r, g);
   g.site = r.get_string("site").value_or("");
+  g.render_failures = r.get_float("render_failures", 0.0f, rt::NumRange::closed(0, 1));
+  if (g.render_failures > 0 && !g.site.empty())
+    r.fail_at("render_failures", "'render_failures' is not modelled for workers behind a site yet");
   return g;
 }
 
@@ -177,6 +180,7 @@ std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed
       w.startup = draw(g.startup, rng);
       w.leave = draw(g.leave, rng);
       w.fail = draw(g.fail, rng);
+      w.render_failures = g.render_failures;
       w.latency = draw(g.latency_ms, rng) / 1000.0;
       w.jitter = draw(g.jitter_ms, rng) / 1000.0;
       w.bandwidth = draw(g.bandwidth_mbit, rng) * 1e6 / 8.0;

@@ -19,6 +19,7 @@
 //   speed = [0.1, 1.0]         # uniform in the range, per worker
 //   latency_ms = [0, 100]
 //   fail = [5, 50]             # crashes silently at a time drawn in the range
+//   render_failures = 0.1      # the fraction of its blocks whose renderer fails (BlockFailed)
 //   block_overhead_ms = 0.3    # per block besides rendering (default: per_block_overhead_ms / speed)
 //
 //   [[group]]
@@ -60,6 +61,12 @@ struct WorkerGroupSpec {
   SimRange startup{0.5, 0.5};  // join -> first request: process start, scene transfer and load
   SimRange leave{-1, -1};     // leaves cleanly (-1 never)
   SimRange fail{-1, -1};      // goes silent (crash or partition; -1 never)
+  // The fraction of its blocks whose renderer fails (a crash, a limit): each is reported as
+  // the real worker reports it (BlockFailed), and the shared controller counts them as the real
+  // master does (control/renderer_failures.h: a block failing 5 times ends the job, a worker
+  // failing 3 blocks in a row sits the job out). 1 is a broken renderer. Workers of a group
+  // behind a site are not modelled with failures yet (refused).
+  double render_failures = 0;
   SimRange latency_ms{0.1, 0.1};
   SimRange jitter_ms{0, 0};
   SimRange bandwidth_mbit{1000, 1000};
@@ -99,6 +106,7 @@ struct SimWorkerSpec {
   int threads = 1;
   int prefetch = 1;
   double join = 0, startup = 0.5, leave = -1, fail = -1;
+  double render_failures = 0;  // WorkerGroupSpec::render_failures
   double latency = 1e-4;  // seconds, one way
   double jitter = 0;      // seconds, uniform extra per message
   double bandwidth = 0;   // bytes per second per direction, 0 = unlimited

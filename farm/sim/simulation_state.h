@@ -10,6 +10,7 @@
 #include <limits>
 #include <queue>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ inline constexpr double k_result_header = 96;
 // worker's result and its next request arrive together); seconds.
 inline constexpr double k_relay_poll_turn = 20e-6;
 
-enum class Msg : uint8_t { hello, request, result, heartbeat, leave, assign, cancel, recall, released };
+enum class Msg : uint8_t { hello, request, result, failed, heartbeat, leave, assign, cancel, recall, released };
 
 struct Message {
   Msg kind = Msg::hello;
@@ -179,6 +180,10 @@ class Simulation {
   // Master::on_request for a relay: a recall first once the pool is empty, else blocks.
   void relay_request(uint32_t peer, RelayAsk ask);
   void on_result(WorkerId id, const Message& m);
+  // A flat worker's renderer failed the block: the shared controller counts it (as the master).
+  void on_block_failed(WorkerId id, const Message& m);
+  // Why the master would end the job now without its image ("" to go on).
+  std::string abort_reason() const;
   void tick_if_due();
   void schedule_tick();
 
@@ -189,6 +194,7 @@ class Simulation {
   SimOptions m_o;
   JobController m_job;
   std::mt19937_64 m_rng;
+  std::mt19937_64 m_failure_rng;  // renderer failures: their own stream, so that none moves other draws
   RecallSupervisor m_supervisor;  // the master's own (control/recall_supervisor.h)
   std::vector<SimWorker> m_workers;
   std::vector<SimSite> m_sites;
@@ -202,6 +208,9 @@ class Simulation {
   double m_longest = 0;
   double m_first_assignment = k_never;
   uint64_t m_seq = 0, m_count = 0, m_dead = 0, m_messages_in = 0, m_messages_out = 0;
+  uint64_t m_failed_blocks = 0;     // BlockFailed reports the master counted
+  std::set<WorkerId> m_sitting_out; // benched for failing blocks in a row: not served
+  std::string m_block_failure;      // a block that failed k_max_block_failures times ended the job
 };
 
 }  // namespace farm::sim_detail

@@ -77,6 +77,17 @@ void Simulation::render_done(SimWorker& w, const Message& m) {
   --w.assigned;
   if (t.cancelled) {
     request_work(w, m.worker);
+  } else if (w.spec.render_failures > 0 &&
+             std::uniform_real_distribution<double>(0, 1)(m_failure_rng) < w.spec.render_failures) {
+    // Its renderer failed: said at once (BlockFailed), the next request riding along as on a result.
+    Message f = message(Msg::failed);
+    f.attempt = t.attempt;
+    f.block = t.block;
+    if (w.assigned < w.capacity()) {
+      f.credits = static_cast<uint32_t>(w.capacity() - w.assigned);
+      w.last_request = m_now;
+    }
+    send_up(w, m.worker, f);
   } else {
     Message r = message(Msg::result);
     r.attempt = t.attempt;

@@ -26,6 +26,7 @@ Simulation::Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& s
       m_o(o),
       m_job(o.scheduler, o.trace),
       m_rng(o.seed),
+      m_failure_rng(o.seed ^ 0xfa11'fa11'fa11'fa11ULL),
       m_supervisor(o.recall, o.recall_below, o.scheduler.heartbeat_interval * o.scheduler.liveness) {
   for (const SimSiteSpec& site : sites) {
     const SimLink wan{site.latency, 0, site.bandwidth};
@@ -67,7 +68,13 @@ SimResult Simulation::run() {
     for (uint32_t w : m_sites[s].workers) start = std::min(start, m_workers[w].spec.join);
     if (start < k_never) push(start, Ev::relay_ready, s);
   }
-  while (!m_events.empty() && !m_job.scheduler().done()) {
+  // Whether the job must end is looked at as the master's loop does, at most every poll slice.
+  double next_abort_check = 0;
+  while (!m_events.empty() && !m_job.scheduler().done() && m_block_failure.empty()) {
+    if (m_now >= next_abort_check && !m_sitting_out.empty()) {
+      if (!abort_reason().empty()) break;
+      next_abort_check = m_now + 0.1;
+    }
     Event e = m_events.top();
     m_events.pop();
     if (e.t > m_o.time_limit) break;
@@ -77,6 +84,9 @@ SimResult Simulation::run() {
   }
   SimResult r;
   r.completed = m_job.scheduler().done();
+  r.failed_blocks = m_failed_blocks;
+  r.benched_workers = m_sitting_out.size();
+  r.failure = abort_reason();
   r.makespan = r.completed ? m_last_accept : m_now;
   r.first_assignment = m_first_assignment < k_never ? m_first_assignment : 0;
   r.events = m_count;
@@ -214,6 +224,10 @@ void Simulation::handle(const Message& m) {
       on_result(id, m);
       if (m.credits > 0) serve(m.worker, static_cast<int>(m.credits));  // its next request, carried along
       break;
+    case Msg::failed:
+      on_block_failed(id, m);
+      if (m.credits > 0) serve(m.worker, static_cast<int>(m.credits));
+      break;
     case Msg::heartbeat:
       // The real master measures the round trip with pings; the model knows it.
       m_job.round_trip(id, w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2);
@@ -227,6 +241,7 @@ void Simulation::handle(const Message& m) {
 }
 
 void Simulation::serve(uint32_t peer, int credits) {
+  if (m_sitting_out.count(peer + 1)) return;  // benched: it stays connected, idle
   for (const Assignment& a : m_job.request(peer + 1, m_now, credits)) {
     m_first_assignment = std::min(m_first_assignment, m_now);
     Message out = message(Msg::assign);
@@ -248,6 +263,31 @@ void Simulation::on_result(WorkerId id, const Message& m) {
     out.attempt = c.attempt;
     send_down(c.worker - 1, out);
   }
+}
+
+void Simulation::on_block_failed(WorkerId id, const Message& m) {
+  if (m_job.check_lease(id, m.attempt, m.block) != LeaseCheck::ok) return;  // settled meanwhile
+  ++m_failed_blocks;
+  const FailureCount count = m_job.block_failed(id, m.attempt, m.block, true);
+  if (count.block_gives_up && m_block_failure.empty()) {
+    const Block& b = m.block;
+    m_block_failure = "block " + std::to_string(b.width) + "x" + std::to_string(b.height) + " at " + std::to_string(b.x) +
+                      "," + std::to_string(b.y) + " of frame " + std::to_string(b.frame) + " failed " +
+                      std::to_string(count.block_failures) + " times";
+  }
+  if (count.bench) m_sitting_out.insert(id);
+}
+
+std::string Simulation::abort_reason() const {
+  if (!m_block_failure.empty()) return m_block_failure;
+  // As the master: every connected worker sits out, one benched for failing blocks.
+  if (m_sitting_out.empty()) return "";
+  size_t connected = 0;
+  for (const SimWorker& w : m_workers) connected += w.joined ? 1 : 0;
+  for (const SimSite& s : m_sites) connected += s.joined ? 1 : 0;
+  return connected > 0 && m_sitting_out.size() >= connected
+             ? "no worker left to render the job: every connected worker sits it out"
+             : "";
 }
 
 void Simulation::tick_if_due() {
@@ -303,7 +343,10 @@ std::vector<std::string> Simulation::summary(const SimResult& r) const {
           json_field("messages_in", r.messages_in),
           json_field("messages_out", r.messages_out),
           json_field("recalls", r.recalls),
-          json_field("recalled_blocks", r.recalled_blocks)};
+          json_field("recalled_blocks", r.recalled_blocks),
+          json_field("failed_blocks", r.failed_blocks),
+          json_field("benched_workers", r.benched_workers),
+          json_field("failure", r.failure)};
 }
 
 }  // namespace sim_detail

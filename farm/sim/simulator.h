@@ -69,6 +69,9 @@ struct SimResult {
   uint64_t blocks = 0, reassignments = 0, late_results = 0, halvings = 0, dead_workers = 0;
   uint64_t messages_in = 0, messages_out = 0;  // handled and sent by the master
   uint64_t recalls = 0, recalled_blocks = 0;   // the supervisor's (sites only)
+  uint64_t failed_blocks = 0;    // renderer failures the master counted (SimWorkerSpec::render_failures)
+  uint64_t benched_workers = 0;  // workers sitting the job out for failing blocks in a row
+  std::string failure;           // why the job ended without its image, as the master says it; "" if it did not
   double longest_block_cost = 0;  // the costliest accepted block, seconds at speed 1
   double work = 0;             // W: every frame's cost plus the farm's cost of the fewest blocks
   MakespanBound bound;         // on the makespan (control/makespan_bound.h)

@@ -11,6 +11,7 @@
 #include "sim/quota_clock.h"
 #include "farm/uniform_cost_map.h"
 #include "sim/simulator.h"
+#include "control/renderer_failures.h"
 
 TEST_SUITE_BEGIN("unit");
 
@@ -298,6 +299,51 @@ TEST_CASE("sim: a trace header the scheduler refuses is an error, not an excepti
   Status s = replay_trace(zero_wait);
   CHECK_FALSE(s.ok());
   CHECK(s.message().find("waiting time") != std::string::npos);
+}
+
+TEST_CASE("sim: renderer failures are counted by the master's own rules: a broken worker sits out, the rest finish") {
+  CostMap map = uniform_map(64, 64, 4, 0.01);
+  SimWorkerSpec broken = worker(1);
+  broken.render_failures = 1.0;
+  SimResult r = simulate(map, {worker(1), worker(1), broken}, options(64, 64, 16));
+  CHECK(r.completed);
+  CHECK(r.failure.empty());
+  CHECK(r.benched_workers == 1);
+  // Benched after k_max_failures_in_row failures in a row; no block failed on it more than that.
+  CHECK(r.failed_blocks >= static_cast<uint64_t>(k_max_failures_in_row));
+  CHECK(r.failed_blocks <= static_cast<uint64_t>(k_max_failures_in_row) + 1);
+  CHECK(r.blocks == 16);
+  CHECK(r.stats_json.find("\"failed_blocks\": " + std::to_string(r.failed_blocks)) != std::string::npos);
+  // The same cluster without the broken worker's failures draws nothing else differently.
+  broken.render_failures = 0;
+  SimResult healthy = simulate(map, {worker(1), worker(1), broken}, options(64, 64, 16));
+  CHECK(healthy.completed);
+  CHECK(healthy.failed_blocks == 0);
+}
+
+TEST_CASE("sim: when every worker's renderer fails, the job ends without its image, saying why as the master does") {
+  CostMap map = uniform_map(64, 64, 4, 0.01);
+  SimWorkerSpec broken = worker(1);
+  broken.render_failures = 1.0;
+  // Two workers: both are benched before any block has failed k_max_block_failures times.
+  SimResult two = simulate(map, {broken, broken}, options(64, 64, 16));
+  CHECK_FALSE(two.completed);
+  CHECK(two.benched_workers == 2);
+  CHECK(two.failure == "no worker left to render the job: every connected worker sits it out");
+  // One block and six workers: it fails on each in turn and gives up at its k_max_block_failures-th.
+  SimResult six = simulate(uniform_map(16, 16, 4, 0.01), std::vector<SimWorkerSpec>(6, broken), options(16, 16, 16));
+  CHECK_FALSE(six.completed);
+  CHECK(six.failure.find("failed " + std::to_string(k_max_block_failures) + " times") != std::string::npos);
+}
+
+TEST_CASE("sim: a cluster file's render_failures is a fraction, and is refused behind a site") {
+  CHECK(expand_cluster(parse_cluster_spec("[[group]]\ncount = 2\nrender_failures = 0.25\n", "f.toml"), 1)[1]
+            .render_failures == doctest::Approx(0.25));
+  CHECK_THROWS_WITH(parse_cluster_spec("[[group]]\nrender_failures = 1.5\n", "f.toml"),
+                    doctest::Contains("render_failures"));
+  CHECK_THROWS_WITH(
+      parse_cluster_spec("[[site]]\nname = \"s\"\n[[group]]\nsite = \"s\"\nrender_failures = 0.1\n", "f.toml"),
+      doctest::Contains("not modelled for workers behind a site"));
 }
 
 TEST_SUITE_END();
