@@ -9,7 +9,9 @@
 // back empty), one-way latency + jitter + bandwidth per direction (FIFO, serialised), a fixed
 // per-block cost on the worker, a single-server master (fixed cost per message), joins, clean
 // leaves, silent failures (detected by the scheduler's liveness rule), cancels of queued or
-// running copies. Not modelled: the scene transfer (part of each worker's `startup`), TCP
+// running copies, renderer failures (a fraction of a worker's blocks reported as BlockFailed,
+// counted by the controller's RendererFailures: benching, a block's last try, the job ending
+// as the master ends it; flat workers only). Not modelled: the scene transfer (part of each worker's `startup`), TCP
 // slow start, CPU contention between processes on one machine.
 //
 // Sites (cluster file [[site]], sim_sites.h): a site's workers talk over their LAN link to the
