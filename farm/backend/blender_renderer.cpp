@@ -14,6 +14,7 @@
 
 #include "backend/blender_process.h"
 #include "backend/renderer_process.h"
+#include "backend/renderer_version.h"
 #include "image/image_io.h"
 #include "scene/scene_desc.h"
 
@@ -51,30 +52,7 @@ std::vector<std::string> bridge_args(const BlenderSettings& s) {
 
 }  // namespace
 
-std::string blender_version() {
-  static std::once_flag once;
-  static std::string version, problem;
-  std::call_once(once, [] {
-    // Not confined (it reads no scene); its temporary folder is a scratch folder, as every
-    // Blender leaves an empty blender_XXXX folder in TMPDIR.
-    const std::optional<std::string> said = unconfined_output({"blender", "--version"}, 120);
-    if (!said) {
-      problem = "Blender is not installed here (no 'blender' on PATH): install Debian's blender package";
-      return;
-    }
-    const std::string& text = *said;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("Blender ", 0) == 0) {
-        version = line;
-        break;
-      }
-    }
-    if (version.empty()) problem = "'blender --version' printed no version: is Debian's blender package installed?";
-  });
-  if (!problem.empty()) throw std::runtime_error(problem);
-  return version;
-}
+std::string blender_version() { return renderer_version({"blender", "Blender ", "Blender", 120}); }
 
 BlenderSceneInfo blender_scene_info(const std::string& scene_path, const RendererLimits& limits) {
   BlenderProcess process(scene_path, {}, limits);
@@ -168,8 +146,7 @@ void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame
       throw std::runtime_error("cannot read Blender's block image: " + in->geterror());
     }
     // 8-bit display values back to the floats the farm's encoder turns into the same bytes.
-    float table[256];
-    for (int v = 0; v < 256; ++v) table[v] = rt::srgb_to_linear(static_cast<float>(v) / 255.0f);
+    const float* table = srgb8_to_linear_table();
     for (size_t i = 0; i < pixels; ++i) {
       for (int c = 0; c < 3; ++c) rgba[4 * i + c] = table[bytes[i * channels + c]];
       rgba[4 * i + 3] = 1.0f;

@@ -4,7 +4,6 @@
 #include <OpenImageIO/imageio.h>
 #include <fcntl.h>
 #include <sys/wait.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 
 #include "backend/povray_scene.h"
 #include "backend/renderer_process.h"
+#include "backend/renderer_version.h"
 #include "image/image_io.h"
 #include "scene/scene_desc.h"
 
@@ -126,29 +126,7 @@ constexpr Allowed k_allowed[] = {{"BS", "block size: the farm's grid too"}, {"AM
 
 }  // namespace
 
-std::string povray_version() {
-  static std::once_flag once;
-  static std::string version, problem;
-  std::call_once(once, [] {
-    // Not confined: it reads no scene (and a worker without a sandbox still says its version).
-    const std::optional<std::string> said = unconfined_output({"povray", "--version"}, 60);
-    if (!said) {
-      problem = "POV-Ray is not installed here (no 'povray' on PATH): install Debian's povray package";
-      return;
-    }
-    const std::string& text = *said;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("POV-Ray ", 0) == 0) {
-        version = line;
-        break;
-      }
-    }
-    if (version.empty()) problem = "'povray --version' printed no version: is Debian's povray package installed?";
-  });
-  if (!problem.empty()) throw std::runtime_error(problem);
-  return version;
-}
+std::string povray_version() { return renderer_version({"povray", "POV-Ray ", "POV-Ray", 60}); }
 
 std::vector<std::string> povray_options(const std::string& text) {
   std::vector<std::string> out;
@@ -324,8 +302,7 @@ void povray_render(const PovraySettings& s, int frame, int x, int y, int width, 
     throw std::runtime_error("cannot read povray's image: " + in->geterror());
   }
   // 8-bit sRGB back to linear floats: exact both ways (linear_to_srgb8 returns every byte).
-  float table[256];
-  for (int v = 0; v < 256; ++v) table[v] = rt::srgb_to_linear(static_cast<float>(v) / 255.0f);
+  const float* table = srgb8_to_linear_table();
   for (int j = 0; j < height; ++j) {
     for (int i = 0; i < width; ++i) {
       const uint8_t* p = &rows[(static_cast<size_t>(j) * s.width + x + i) * channels];
