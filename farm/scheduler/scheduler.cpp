@@ -153,26 +153,6 @@ void Scheduler::do_network_sample(WorkerId id, Seconds rtt, double bytes_per_sec
   reindex(it->second);
 }
 
-int Scheduler::block_size_of(WorkerId id) const {
-  auto it = m_workers.find(id);
-  return it == m_workers.end() ? 0 : it->second.block_size;
-}
-
-double Scheduler::work_per_second_of(WorkerId id) const {
-  auto it = m_workers.find(id);
-  return it == m_workers.end() ? 0 : it->second.work_per_second;
-}
-
-Seconds Scheduler::lease_overhead_of(WorkerId id) const {
-  auto it = m_workers.find(id);
-  return it == m_workers.end() ? 0 : it->second.lease_overhead;
-}
-
-Seconds Scheduler::wait_of(WorkerId id) const {
-  auto it = m_workers.find(id);
-  return it == m_workers.end() ? 0 : wait_for(it->second);
-}
-
 // wait_w = base_wait + 2 * rtt_w + bytes of one block of the worker's size / bandwidth_w:
 // a slow link must not be mistaken for a slow CPU (the paper raised 4 s to 5 s by hand).
 Seconds Scheduler::wait_for(const Worker& w) const {
@@ -237,18 +217,6 @@ Assignment Scheduler::lease(Worker& w, BlockId id, const Block& block, Seconds n
   w.leases.push_back(attempt);
   w.held_work += m_outstanding.at(id).work;
   return {w.id, attempt, id, block, is_copy};
-}
-
-LeaseCheck Scheduler::check_lease(WorkerId worker, AttemptId attempt, const Block& rect) const {
-  auto given = m_given.find(attempt);
-  if (given == m_given.end() || given->second.worker != worker) return LeaseCheck::unknown_lease;
-  if (!(given->second.block == rect)) return LeaseCheck::wrong_rectangle;
-  return LeaseCheck::ok;
-}
-
-bool Scheduler::holds(WorkerId worker, AttemptId attempt) const {
-  auto lease = m_leases.find(attempt);
-  return lease != m_leases.end() && lease->second.worker == worker;
 }
 
 std::optional<Assignment> Scheduler::assign_from_pool(Worker& w, Seconds now) {
@@ -442,17 +410,6 @@ std::vector<WorkerId> Scheduler::do_tick(Seconds now) {
 }
 
 Seconds Scheduler::next_deadline() const { return m_deadlines.empty() ? k_never : m_deadlines.begin()->first; }
-
-std::vector<Block> Scheduler::outstanding() const {
-  std::vector<Block> out;
-  for (const auto& [id, o] : m_outstanding) out.push_back(o.block);
-  return out;
-}
-
-std::vector<AttemptId> Scheduler::attempts_of(WorkerId id) const {
-  auto it = m_workers.find(id);
-  return it == m_workers.end() ? std::vector<AttemptId>{} : it->second.leases;
-}
 
 // The public mutating calls: the work, then the observer (the trace) sees the call and its
 // outputs. Every driver goes through these, so nothing can skip the trace.
