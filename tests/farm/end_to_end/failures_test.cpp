@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "farm/farm_fixture.h"
+#include "protocol/protocol.h"
 
 TEST_SUITE_BEGIN("integration");
 
@@ -134,7 +135,8 @@ TEST_CASE("failure table: incompatible version") {
                    f.cache(), "--give-up-after", "10"},
                   f.path("w.log"));
   CHECK(o.code == 2);
-  CHECK_MESSAGE(contains(o.log, "error: the master refused this worker: protocol version 99 is not supported; master speaks 4"),
+  CHECK_MESSAGE(contains(o.log, "error: the master refused this worker: protocol version 99 is not supported; master speaks " +
+                                    std::to_string(farm::proto::k_protocol_version)),
                 o.log);
 }
 

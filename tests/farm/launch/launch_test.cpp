@@ -14,6 +14,7 @@
 
 #include "farm/farm_fixture.h"
 #include "farm/launched_workers.h"
+#include "protocol/protocol.h"
 #include "security/curve_keys.h"
 #include "security/launch_secrets.h"
 
@@ -70,7 +71,7 @@ TEST_CASE("farm render --hosts: no host can run a worker -> exit 1 with every ho
   CHECK(text.find("every host failed") != std::string::npos);
   CHECK(text.find("alpha: the farm binary was not found there") != std::string::npos);
   CHECK(text.find("beta: refused (another farm version, or bad keys)") != std::string::npos);
-  CHECK(text.find("protocol 1 (this master speaks 4)") != std::string::npos);
+  CHECK(text.find("protocol 1 (this master speaks " + std::to_string(farm::proto::k_protocol_version) + ")") != std::string::npos);
   CHECK_FALSE(fs::exists(f.path("farm.png")));
   CHECK(none_left(f.cache()));
 }
