@@ -9,17 +9,7 @@ BackendDescriptor describe_backend(SceneKind kind, const std::vector<std::string
   d.kind = kind;
   d.renders_per_thread = renders_per_thread(kind);
   d.preview_costs = kind == SceneKind::native;
-  switch (kind) {
-    case SceneKind::povray:
-      d.grid = povray_grid(renderer_options);
-      d.display_name = "POV-Ray";
-      break;
-    case SceneKind::blender:
-      d.display_name = "Blender";
-      break;
-    case SceneKind::native:
-      break;
-  }
+  if (kind == SceneKind::povray) d.grid = povray_grid(renderer_options);
   return d;
 }
 

@@ -20,8 +20,6 @@ struct BackendDescriptor {
   int grid = 1;
   // A preview render can measure the job's block costs for the factoring policy (ours only).
   bool preview_costs = true;
-  // Its name in what the farm says: "our renderer", "POV-Ray", "Blender".
-  const char* display_name = "our renderer";
 };
 
 // `renderer_options`: the job's options for the renderer, as the workers get them (POV-Ray's
