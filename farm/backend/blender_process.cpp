@@ -128,9 +128,16 @@ BlenderProcess::BlenderProcess(const std::string& scene_path, const std::vector<
                                " s, the job's time limit for one renderer run");
     }
     std::string complaint = blender_complaint(read_text(m_log));
-    // A crash leaves Blender's words about where it wrote its report, not why: say how it ended.
-    if (complaint.empty() || complaint.find("blender.crash.txt") != std::string::npos) {
-      complaint = what + (complaint.empty() ? "" : " (" + complaint + ")");
+    // A crash report is written into the scratch folder, which is gone with it: not worth naming.
+    if (complaint.find("blender.crash.txt") != std::string::npos) complaint.clear();
+    // How it ended comes first when it crashed or met its memory limit (`what` then names the
+    // signal and the limit); its last error lines are context, not the cause: a damaged file may
+    // make it complain of one datablock and then crash on another.
+    const bool crashed = what.find("killed by signal") != std::string::npos;
+    if (complaint.empty()) {
+      complaint = what;
+    } else if (crashed) {
+      complaint = what + "; its last words before: " + complaint;
     }
     // Blender that cannot even start (its libraries do not fit the memory limit) is this
     // machine's trouble, not the scene's.

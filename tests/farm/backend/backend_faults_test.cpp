@@ -355,4 +355,40 @@ TEST_CASE("backend faults: a relay whose every site worker is benched gives its 
   CHECK_MESSAGE(b.master->log().find("sits this job out: every worker of relay") != std::string::npos, b.master->log());
 }
 
+TEST_CASE("backend faults: a Blender that crashes loading a .blend is said to have crashed, its last error as context") {
+  if (!have_program("blender")) {
+    MESSAGE("skipped: needs Debian's blender");
+    return;
+  }
+  // A damaged .blend made Debian's Blender print an Error line about one datablock and then die of
+  // SIGSEGV; the farm reported the Error line alone, as if Blender had refused the file. A fake
+  // `blender` does the same on every run (Debian's answers --version), so the farm runs it
+  // unconfined (--no-sandbox) as the fake povray above.
+  const fs::path dir = test_paths::temp_dir("blender_crash");
+  const std::string scene = backend_scenes::make_blender_scene(dir, 16, 16, 1);
+  const fs::path bin = dir / "bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "blender") << "#!/bin/sh\n"
+                                 << "case \"$1\" in --version) exec /usr/bin/blender \"$@\" ;; esac\n"
+                                 << "echo 'Error reading Screen Animation... removing it.'\n"
+                                 << "echo 'Writing: /tmp/blender.crash.txt'\n"
+                                 << "kill -SEGV $$\n";
+  fs::permissions(bin / "blender", fs::perms::owner_all);
+  const std::string path = "PATH=" + bin.string() + ":/usr/bin:/bin";
+  for (const char* command : {"single", "render"}) {
+    CAPTURE(command);
+    const std::string log = (dir / (std::string(command) + ".log")).string();
+    const int rc = test_process::run({"/usr/bin/env", path, k_farm, command, "--no-sandbox", scene, "-o",
+                                      (dir / "out.png").string(), "--frame", "1"},
+                                     log, 120);
+    const std::string said = launched_workers::read_text(log);
+    CHECK_MESSAGE(rc == 2, said);
+    CHECK_MESSAGE(said.find("was killed by signal 11") != std::string::npos, said);
+    CHECK_MESSAGE(said.find("its last words before: Error reading Screen Animation... removing it.") != std::string::npos, said);
+    CHECK_MESSAGE(said.find("blender.crash.txt") == std::string::npos, said);
+    CHECK(!fs::exists(dir / "out.png"));
+  }
+  fs::remove_all(dir);
+}
+
 TEST_SUITE_END();

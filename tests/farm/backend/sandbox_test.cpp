@@ -261,6 +261,30 @@ TEST_CASE("sandbox: a POV-Ray scene over the job's memory limit fails its render
   CHECK(entries(dir / "tmp") == 0);
 }
 
+TEST_CASE("sandbox: a Blender over the job's memory limit fails, naming the limit, whether it cannot start or dies loading") {
+  if (!backend_scenes::have_program("blender") || !backend_scenes::have_program("bwrap")) {
+    MESSAGE("skipped: needs Debian's blender and bubblewrap");
+    return;
+  }
+  const fs::path dir = open_dir("sandbox_blender_memory");
+  const std::string scene = backend_scenes::make_blender_scene(dir, 16, 16, 1);
+  // Measured here: at 300 MiB Debian's Blender cannot map its libraries (exit 1, this machine's
+  // trouble); at 600 MiB it aborts loading (std::system_error), which read as the scene's Error
+  // line alone before, with no word of the limit.
+  for (const char* mib : {"300", "600"}) {
+    CAPTURE(mib);
+    const int rc = test_process::run(farm_as("", dir, {"single", scene, "-o", (dir / "m.png").string(), "--frame", "1",
+                                                       "--renderer-memory", mib}),
+                                     (dir / "single.log").string(), 120);
+    const std::string said = read_text(dir / "single.log");
+    CHECK_MESSAGE((rc == 1 || rc == 2), said);
+    CHECK_MESSAGE(said.find(std::string("may use ") + mib + " MiB of memory, the job's renderer memory limit") != std::string::npos,
+                  said);
+    CHECK(!fs::exists(dir / "m.png"));
+  }
+  CHECK(entries(dir / "tmp") == 0);
+}
+
 TEST_CASE("sandbox: Blender, confined, leaves nothing in TMPDIR, and SIGTERM mid-render leaves no Blender running" *
           doctest::test_suite("slow")) {
   if (!backend_scenes::have_program("blender") || !backend_scenes::have_program("bwrap")) {
