@@ -167,6 +167,10 @@ std::vector<std::string> povray_options(const std::string& text) {
           ok = !rest.empty() && rest.size() <= 4 &&
                std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
                std::stoi(rest) >= 4;
+          if (!ok) {
+            throw std::invalid_argument("POV-Ray option '" + w + "': +BS takes POV-Ray's block size, a whole number of "
+                                        "pixels in 4..9999 (the farm's blocks follow that grid)");
+          }
         }
         break;
       }

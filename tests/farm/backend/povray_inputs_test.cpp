@@ -14,9 +14,13 @@ TEST_SUITE_BEGIN("integration");
 using namespace farm_fixture;
 
 TEST_CASE("povray: a switch POV-Ray would refuse is refused before any render, saying why" * doctest::test_suite("unit")) {
-  CHECK_THROWS_WITH_AS(farm::povray_options("+BSabc"), doctest::Contains("'+BSabc' is not one the farm passes on"),
+  for (const char* block : {"+BSabc", "+BS12x", "+BS99999999999", "+BS2", "+BS"}) {
+    CAPTURE(block);
+    const std::string said = std::string("'") + block + "': +BS takes POV-Ray's block size, a whole number of pixels in 4..9999";
+    CHECK_THROWS_WITH_AS(farm::povray_options(block), doctest::Contains(said.c_str()), std::invalid_argument);
+  }
+  CHECK_THROWS_WITH_AS(farm::povray_options("+XY1"), doctest::Contains("'+XY1' is not one the farm passes on"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(farm::povray_options("+BS12x"), doctest::Contains("'+BS12x'"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(farm::povray_options("Declare=X=\"str\""), doctest::Contains("takes an identifier and a number"),
                        std::invalid_argument);
   CHECK_THROWS_AS(farm::povray_options("Declare=1X=2"), std::invalid_argument);
