@@ -43,7 +43,7 @@ USES = {
     "farm/live": ["farm/base", "renderer/image"],
     "farm/master": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/control", "farm/costs",
                     "farm/protocol", "farm/transport", "farm/serving", "farm/security", "farm/assets", "farm/live", "renderer/image"],
-    "farm/worker": ["farm/scheduler", "farm/job", "farm/backend", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
+    "farm/worker": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                     "farm/session", "renderer/world"],
     "farm/relay": ["farm/base", "farm/scheduler", "farm/control", "farm/job", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                    "farm/session", "farm/serving"],

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "base/memory.h"
 #include "base/limits.h"
 #include "cli/exit_codes.h"
 #include "launch/advertise.h"
@@ -121,7 +122,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
     master_keys = o.key_path.empty() ? security::generate_key_pair() : security::read_secret_key_file(o.key_path);
     if (!o.allow_path.empty()) also_allowed = security::read_allow_list(o.allow_path);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));  // a bad key file: 2; no CURVE here: 1
   }
   std::vector<security::CurveKeyPair> worker_keys(o.slurm ? 1 : hosts.size());
@@ -183,7 +184,7 @@ int run_cluster_render(const RenderCommandOptions& o, const std::string& self_ex
   try {
     status = run_master(m);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
   }
   // Workers stop after JobDone by themselves; closing the lifelines makes sure of it.
   launcher.stop_all();

@@ -1,4 +1,5 @@
 #include "cli/farm_commands.h"
+#include "base/memory.h"
 #include "base/limits.h"
 #include "cli/option_checks.h"
 
@@ -240,14 +241,14 @@ int run_master_command(const MasterCommandOptions& o) {
   try {
     copy.curve = master_socket_keys(copy.bind, o.key_path, o.allow_path, copy.insecure);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));
   }
   if (!o.auto_cluster.empty()) {
     try {
       copy.scheduling = recommend_scheduling(copy.render, o.auto_cluster, PreviewSettings{}, copy.scheduling);
     } catch (const std::exception& e) {
-      spdlog::error("--auto: {}", e.what());
+      spdlog::error("--auto: {}", error_text(e));
       return k_exit_bad_input;
     }
     spdlog::info("--auto chose --policy {} --block {} --wait {:g}", policy_name(copy.scheduling.policy),
@@ -269,7 +270,7 @@ int run_worker_command(const WorkerCommandOptions& o) {
     try {
       copy.curve = worker_socket_keys(copy.connect, o.key_path, o.master_key_path, copy.insecure);
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      spdlog::error("{}", error_text(e));
       return exit_code(run_status_of(e));
     }
   }

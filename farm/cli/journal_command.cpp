@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/memory.h"
 #include "cli/exit_codes.h"
 #include "master/journal.h"
 
@@ -23,7 +24,7 @@ int run_journal_command(const JournalCommandOptions& o) {
   try {
     c = read_journal(o.path);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));  // not a journal (JournalFormatError): 2; cannot read it: 1
   }
   // The reader --resume uses, with its limits: every journal a master resumes is shown here.

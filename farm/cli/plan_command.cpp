@@ -1,4 +1,5 @@
 #include "cli/plan_command.h"
+#include "base/memory.h"
 #include "base/limits.h"
 #include "cli/option_checks.h"
 
@@ -80,7 +81,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   try {
     p = make_plan(o.render, o.cluster_path, o.preview, SchedulerConfig{});
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return k_exit_bad_input;
   }
   print_plan(p, o.top);
@@ -88,7 +89,7 @@ int run_plan_command(const PlanCommandOptions& o) {
     try {
       p.preview.map.write(o.cost_map_out);
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      spdlog::error("{}", error_text(e));
       return k_exit_failure;
     }
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/memory.h"
 #include "base/limits.h"
 #include "cli/endpoint_file.h"
 #include "cli/exit_codes.h"
@@ -91,7 +92,7 @@ RunStatus launched_relay(const RelayCommandOptions& ro, RelayOptions& o) {
   try {
     keys = security::read_relay_launch_secrets(STDIN_FILENO);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return RunStatus::bad_input;
   }
   o.site_curve = security::CurveServer{keys.upstream.secret_key, std::move(keys.allowed)};
@@ -130,7 +131,7 @@ int run_relay_command(const RelayCommandOptions& ro) {
     o.upstream_curve = std::move(keys.upstream);
     o.site_curve = std::move(keys.site);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));
   }
   with_endpoint_file();

@@ -1,4 +1,5 @@
 #include "cli/sim_command.h"
+#include "base/memory.h"
 #include "cli/option_checks.h"
 
 #include <algorithm>
@@ -85,7 +86,7 @@ int run_sim_command(const SimCommandOptions& o) {
     cluster = read_cluster_spec(o.cluster_path);
     if (!o.cost_model_path.empty()) model = CostMap::read(o.cost_model_path);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return k_exit_bad_input;
   }
   if (o.width || o.height || o.work_factor != 1) {

@@ -170,7 +170,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     render_frame = set_up(threads, report.integrator);
   } catch (const std::exception& e) {
     if (stop_watch.stopped()) return stopped();
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
   std::vector<float> framebuffer;
@@ -287,7 +287,7 @@ int run_single(const SingleOptions& o) {
     }
   } catch (const std::exception& e) {
     if (stop_watch.stopped()) return stopped_by_signal();
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));
   }
   if (stop_watch.stopped()) return stopped_by_signal();

@@ -60,7 +60,7 @@ RunStatus Master::setup() {
     m_config.block_size = initial_block_size(m_config);
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", error_text(e));
     return run_status_of(e);
   }
   try {

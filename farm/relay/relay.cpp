@@ -8,6 +8,7 @@
 #include <chrono>
 #include <utility>
 
+#include "base/memory.h"
 #include "base/limits.h"
 #include "job/build_id.h"
 #include "transport/flow.h"
@@ -363,7 +364,7 @@ RunStatus run_relay(const RelayOptions& options) {
   try {
     return relay_detail::Relay(options).run();
   } catch (const std::exception& e) {
-    spdlog::error("relay failed: {}", e.what());
+    spdlog::error("relay failed: {}", error_text(e));
     return run_status_of(e);
   }
 }

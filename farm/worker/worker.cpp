@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "base/memory.h"
 #include "backend/renderer_process.h"
 #include "job/build_id.h"
 #include "security/endpoint_kind.h"
@@ -177,7 +178,7 @@ RunStatus run_worker(const WorkerOptions& options) {
       curve = std::move(secrets.keys);
       fallback_key = std::move(secrets.fallback_key);
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      spdlog::error("{}", error_text(e));
       return RunStatus::bad_input;
     }
   }
@@ -201,7 +202,7 @@ RunStatus run_worker(const WorkerOptions& options) {
     }
     return worker_detail::Worker(options, std::move(curve), std::move(fallback_key)).run();
   } catch (const std::exception& e) {
-    spdlog::error("worker failed: {}", e.what());
+    spdlog::error("worker failed: {}", error_text(e));
     return RunStatus::failure;
   }
 }
