@@ -6,7 +6,9 @@
 // As root and as an unprivileged user. Skips, saying so, without povray or bwrap.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -162,19 +164,25 @@ TEST_CASE("sandbox: a POV-Ray scene cannot write outside its scratch folder nor 
     CHECK_MESSAGE(said.find("root:x") == std::string::npos, said);
     CHECK_MESSAGE(said.find("'root'") == std::string::npos, said);
     CHECK(entries(dir / "tmp") == 0);
-    if (!user.empty()) continue;
-    // The same under a worker: the render fails with POV-Ray's words, nothing leaks.
-    std::vector<std::string> render = {"/usr/bin/env", "FARM_CACHE=" + (dir / "cache").string(),
-                                       "TMPDIR=" + (dir / "tmp").string(), k_farm, "render",
-                                       (dir / "passwd.pov").string(), "-o", (dir / "r.png").string(),
-                                       "--width", "16", "--height", "16", "--workers", "1"};
-    CHECK(test_process::run(render, (dir / "render.log").string(), 120) == 2);
-    const std::string render_said = read_text(dir / "render.log");
+    // The same under a worker, as ourselves and as nobody: the render fails with POV-Ray's words,
+    // nothing leaks, nothing is written outside.
+    auto render = [&](const std::string& name) {
+      std::vector<std::string> cmd = farm_as(user, dir, {"render", (dir / name).string(), "-o", (dir / ("r_" + name + ".png")).string(),
+                                                        "--width", "16", "--height", "16", "--workers", "1"});
+      // Its cache in the test's folder (the last env before the farm: after setpriv's reset).
+      const auto env = std::find(cmd.rbegin(), cmd.rend(), "/usr/bin/env");
+      cmd.insert(env.base(), "FARM_CACHE=" + (dir / "cache").string());
+      return test_process::run(cmd, (dir / ("r_" + name + ".log")).string(), 120);
+    };
+    CHECK(render("passwd.pov") == 2);
+    const std::string render_said = read_text(dir / "r_passwd.pov.log");
+    CHECK_MESSAGE(render_said.find("passwd") != std::string::npos, render_said);
     CHECK_MESSAGE(render_said.find("root:x") == std::string::npos, render_said);
-    std::vector<std::string> render_tmp = render;
-    render_tmp[5] = (dir / "tmp_write.pov").string();
-    CHECK(test_process::run(render_tmp, (dir / "render_tmp.log").string(), 120) == 0);
+    CHECK_MESSAGE(render_said.find("'root'") == std::string::npos, render_said);
+    CHECK(render("tmp_write.pov") == 0);
     CHECK(!fs::exists("/tmp/" + mark));
+    CHECK(render("var_write.pov") == 2);
+    CHECK(!fs::exists("/var/tmp/" + mark));
     CHECK(entries(dir / "tmp") == 0);
   }
 }
@@ -242,6 +250,60 @@ TEST_CASE("sandbox: SIGTERM and SIGINT to farm single and farm render leave no r
     }
     const std::vector<std::string> left = processes_mentioning(dir.string());
     CHECK_MESSAGE(left.empty(), (left.empty() ? std::string() : left.front()));
+    std::string files;
+    for (const auto& e : fs::directory_iterator(dir / "tmp")) files += e.path().string() + " ";
+    CHECK_MESSAGE(files.empty(), files);
+  }
+}
+
+TEST_CASE("sandbox: SIGTERM and SIGINT to farm worker, relay and master leave no renderer running and no temporary file") {
+  if (skip_without_sandbox()) return;
+  const fs::path dir = open_dir("sandbox_sigterm_farm");
+  std::ofstream(dir / "endless.pov") << std::string("#while (1)\n#end\n") + k_ball;
+  const std::string scene = (dir / "endless.pov").string();
+  auto renderers = [&] {
+    std::vector<std::string> found;
+    for (const std::string& p : processes_mentioning(dir.string()))
+      if (p.find("povray") != std::string::npos || p.find("bwrap") != std::string::npos) found.push_back(p);
+    return found;
+  };
+  auto gone = [&](const std::function<std::vector<std::string>()>& list) {
+    for (int i = 0; i < 50 && !list().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::vector<std::string> left = list();
+    return left.empty() ? std::string() : left.front();
+  };
+  for (const int signal : {SIGTERM, SIGINT}) {
+    CAPTURE(signal);
+    // A master, a relay in front of a site, and the site's worker, whose povray never ends parsing.
+    Child master(farm_as("", dir, {"master", scene, "-o", (dir / "m.png").string(), "--width", "16", "--height", "16",
+                                   "--bind", "tcp://127.0.0.1:*"}),
+                 (dir / "master.log").string());
+    REQUIRE(master.wait_for_log("listening on", 20));
+    Child relay(farm_as("", dir, {"relay", "--connect", endpoint_from(master), "--bind", "tcp://127.0.0.1:*", "--cache",
+                                  (dir / "relay_cache").string()}),
+                (dir / "relay.log").string());
+    REQUIRE(relay.wait_for_log("relay listening on", 20));
+    Child worker(farm_as("", dir, {"worker", "--connect", endpoint_from(relay), "--threads", "1", "--cache",
+                                   (dir / "cache").string()}),
+                 (dir / "worker.log").string());
+    bool running = false;
+    for (int i = 0; i < 600 && !running; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      running = !renderers().empty();
+    }
+    REQUIRE_MESSAGE(running, worker.log());
+    // A worker and a relay stopped by a signal exit 0 (a service manager stops them so); the
+    // master exits 1: its image is missing (docs/failures.md, Signals).
+    worker.kill(signal);
+    CHECK_MESSAGE(worker.wait(60) == 0, worker.log());
+    const std::string renderer_left = gone(renderers);
+    CHECK_MESSAGE(renderer_left.empty(), renderer_left);
+    relay.kill(signal);
+    CHECK_MESSAGE(relay.wait(60) == 0, relay.log());
+    master.kill(signal);
+    CHECK_MESSAGE(master.wait(60) == 1, master.log());
+    const std::string left = gone([&] { return processes_mentioning(dir.string()); });
+    CHECK_MESSAGE(left.empty(), left);
     std::string files;
     for (const auto& e : fs::directory_iterator(dir / "tmp")) files += e.path().string() + " ";
     CHECK_MESSAGE(files.empty(), files);
