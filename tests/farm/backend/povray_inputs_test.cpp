@@ -89,4 +89,38 @@ TEST_CASE("povray: a data file the scene opens to read with fopen travels to the
     const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK_MESSAGE(said.find("missing.pov:1:10: #fopen 'nowhere.txt' read not found") != std::string::npos, said);
   }
+  // An absolute name would not be there inside the sandbox: refused by both, located.
+  std::ofstream(dir / "absolute.pov") << "#fopen F \"/etc/hostname\" read\n#read (F, Shade)\n#fclose F\n" + ball;
+  for (const char* command : {"single", "render"}) {
+    CHECK(test_process::run({k_farm, command, (dir / "absolute.pov").string(), "-o", single, "--width", "8", "--height", "8"},
+                            (dir / "absolute.log").string(), 120) == 2);
+    std::ifstream in(dir / "absolute.log");
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_MESSAGE(said.find("absolute.pov:1:10: #fopen '/etc/hostname' read is an absolute path") != std::string::npos, said);
+  }
+}
+
+TEST_CASE("povray: a scene path with a double quote is refused before any render, naming it") {
+  if (test_process::run({"/bin/sh", "-c", "command -v povray && command -v bwrap"}, "/dev/null") != 0) {
+    MESSAGE("skipped: needs Debian's povray and bubblewrap");
+    return;
+  }
+  // POV-Ray's option parser has no way to quote a double quote; a space, ';' or '#' are quoted (above).
+  const fs::path dir = test_paths::temp_dir("povray_double_quote");
+  const fs::path scene = dir / "a\"b.pov";
+  std::ofstream(scene) << "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+                          "sphere { 0, 1 pigment { rgb 1 } }\n";
+  for (const char* command : {"single", "render"}) {
+    CAPTURE(command);
+    const std::string log = (dir / (std::string(command) + ".log")).string();
+    std::vector<std::string> cmd = {"/usr/bin/env", "FARM_CACHE=" + (dir / "cache").string(), k_farm, command, scene.string(),
+                                    "-o", (dir / "q.png").string(), "--width", "8", "--height", "8"};
+    if (command == std::string("render")) cmd.insert(cmd.end(), {"--workers", "1"});
+    CHECK(test_process::run(cmd, log, 120) == 1);
+    std::ifstream in(log);
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_MESSAGE(said.find("POV-Ray cannot be given a path with a double quote (\") in it") != std::string::npos, said);
+    CHECK(!fs::exists(dir / "q.png"));
+  }
+  fs::remove_all(dir);
 }
