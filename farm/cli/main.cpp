@@ -12,6 +12,7 @@
 #include "cli/relay_command.h"
 #include "cli/sim_command.h"
 #include "cli/single_command.h"
+#include "job/build_id.h"
 
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ int run(int argc, char** argv) {
   farm::use_console_format(app);
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every command");
+  app.set_version_flag("--version", farm::farm_version_text(), "Print the version, source commit and build, and exit");
 
   farm::SingleOptions single;
   farm::add_single_command(app, single);
@@ -96,6 +98,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
