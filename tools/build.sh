@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# Installs dependencies (tools/setup.sh) and builds everything into build/ (Release).
+# Installs dependencies (tools/setup.sh) and builds into build/ (Release).
+#   build.sh                   every package, every target (the farm and its tests)
+#   build.sh --farm-only       only what the farm binary needs, and only build/farm/farm: the
+#                              README's first command on a fresh machine (a folder configured
+#                              before keeps its tests configured; they are just not built)
+# Other arguments go to cmake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+farm_only=false
+if [[ "${1:-}" == "--farm-only" ]]; then
+  farm_only=true
+  shift
+fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${generator[@]}" "$@" >/dev/null
-cmake --build build -j"$(nproc)"
+if $farm_only; then
+  bash tools/setup.sh --render
+  # Tests need doctest and the test tools: off on a first configure here, as they were on a later one.
+  tests=()
+  [[ -f build/CMakeCache.txt ]] || tests=(-DFARM_TESTS=OFF)
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${generator[@]}" "${tests[@]}" "$@" >/dev/null
+  cmake --build build -j"$(nproc)" --target farm
+else
+  bash tools/setup.sh
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFARM_TESTS=ON "${generator[@]}" "$@" >/dev/null
+  cmake --build build -j"$(nproc)"
+fi

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Installs every Debian package the project needs to build, test and plot.
+# Installs the Debian packages the project needs.
+#   setup.sh           everything: build, test, benchmark, plot (the README's second command)
+#   setup.sh --render  only what building and running the farm binary needs (the README's first
+#                      command: a fresh machine renders its first image without Chromium, Slurm,
+#                      Blender or the test tools; POV-Ray and Blender scenes need those renderers)
 # Idempotent: packages already present are skipped, so a second run costs one dpkg query.
 # Works as root or through sudo; nothing is downloaded except from Debian's archive.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git
+render_packages=(
+  build-essential cmake ninja-build pkg-config
   cppzmq-dev libzmq3-dev            # transport (issue 3)
   libembree-dev libtbb-dev          # ray tracing kernels and the task scheduler
-  libopenimageio-dev openimageio-tools  # image I/O (oiiotool used by tests/tools)
+  libopenimageio-dev                # image I/O
   libspdlog-dev libfmt-dev          # logging
-  doctest-dev                       # unit tests
   libassimp-dev                     # mesh import (OBJ, PLY, FBX)
   libtinygltf-dev                   # glTF 2.0 scenes (header-only loader)
   nlohmann-json3-dev                # glTF: its whole numbers checked before tinygltf narrows them to int
@@ -18,16 +21,27 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)
   libcpp-httplib-dev                # the live view's web server (--http)
+  bubblewrap                        # the sandbox every POV-Ray and Blender process runs in
+)
+test_packages=(
+  git python3                       # the layering check, the tools
+  openimageio-tools                 # oiiotool, used by tests/tools
+  doctest-dev                       # unit tests
   chromium                          # the live view's page, checked in a real (headless) browser
-  python3 python3-matplotlib        # plots
+  python3-matplotlib                # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)
   openssh-server openssh-client iproute2  # ssh cluster tests: real sshd hosts (tools/cluster/ssh_hosts.py)
   slurmctld slurmd slurm-client munge     # Slurm tests: a single-node cluster (tools/cluster/slurm_node.py)
   povray povray-includes povray-examples  # the POV-Ray backend (.pov scenes) and the paper's chess2.pov
   blender                                 # the Blender Cycles backend (.blend scenes)
-  bubblewrap                              # the sandbox every POV-Ray and Blender process runs in
 )
+
+case "${1:-}" in
+  --render) packages=("${render_packages[@]}") ;;
+  "") packages=("${render_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "setup.sh: unknown option '$1' (--render, or nothing for every package)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
