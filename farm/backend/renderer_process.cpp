@@ -283,6 +283,11 @@ void kill_all_renderers() {
   for (pid_t pid : g_live) kill_renderer(pid);
 }
 
+bool renderers_stopping() {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  return g_stopping;
+}
+
 int reap_renderer(pid_t pid) {
   {
     // Forgotten before it is reaped: a kill must never reach a reused pid.

@@ -41,6 +41,8 @@ void kill_renderer(pid_t pid);
 // moment among them), so that every wait returns and every scratch folder is removed on the way
 // out. A later spawn_renderer() throws.
 void kill_all_renderers();
+// Whether kill_all_renderers() was called: a renderer that ends now was ended on purpose.
+bool renderers_stopping();
 
 // Waits for it to end without reaping it (so its pid cannot be reused while others may still
 // signal it). With `seconds` > 0, a process still running then is killed (its group); returns

@@ -1,5 +1,7 @@
 #include "worker/render_pool.h"
 
+#include "backend/renderer_process.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -86,10 +88,12 @@ void RenderPool::loop() {
         out.render_seconds = now() - t0;
         out.fixed_seconds = std::min(out.render_seconds, m_renderer.seconds_per_block());
       } catch (const std::exception& e) {
-        bool unwanted = false;  // cancelled meanwhile: its renderer was stopped on purpose
+        // Cancelled meanwhile, the pool stopping (the job is over) or the worker stopping (a
+        // signal: its renderers are all killed): stopped on purpose, no failure of the block.
+        bool unwanted = renderers_stopping();
         {
           std::lock_guard<std::mutex> lock(m_mutex);
-          unwanted = m_cancelled.count(task.attempt) > 0;
+          unwanted = unwanted || m_stopping || m_cancelled.count(task.attempt) > 0;
         }
         if (unwanted) {
           spdlog::info("block {}x{} at {},{} of frame {} stopped: {}", task.rect.width, task.rect.height, task.rect.x,
