@@ -41,6 +41,7 @@ USES = {
     "farm/job": ["farm/base", "farm/assets", "farm/protocol", "farm/backend", "renderer/scene", "renderer/image"],
     "farm/sim": ["farm/base", "farm/scheduler", "farm/control", "farm/costs", "renderer/scene"],
     "farm/live": ["farm/base", "renderer/image"],
+    "farm/queue": ["farm/base"],
     "farm/master": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/control", "farm/costs",
                     "farm/protocol", "farm/transport", "farm/serving", "farm/security", "farm/assets", "farm/live", "renderer/image"],
     "farm/worker": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/protocol", "farm/transport", "farm/security", "farm/assets",

@@ -21,6 +21,7 @@ render_packages=(
   libflatbuffers-dev flatbuffers-compiler libzstd-dev  # protocol
   libsodium-dev                     # content hashes of shipped assets (BLAKE2b)
   libcpp-httplib-dev                # the live view's web server (--http)
+  libsqlite3-dev                    # the service's job queue (farm serve)
   bubblewrap                        # the sandbox every POV-Ray and Blender process runs in
 )
 test_packages=(
