@@ -1,4 +1,4 @@
-// Seed 002's supervisor between relays, one logic for the master (master_messages.cpp) and the
+// Seed 002's supervisor between relays, one logic for the master (master/served_job_messages.cpp) and the
 // simulator (sim/simulation_sites.cpp): once the pool is empty, a relay with nothing unstarted
 // gets unstarted blocks recalled for it from the relay with the most time left
 // (Scheduler::plan_recall); its request waits for the answer (Released), which frees them and

@@ -1,111 +1,70 @@
-#include "master/master_state.h"
+// `farm master`: one job served on one endpoint until it is done. The endpoint (its socket,
+// peers, quarantine) is the serving layer's; the job (scene, scheduler, journal, images, what
+// each message means) is a ServedJob; this file is what joins them for a one-shot run: bind,
+// loop, heartbeats, the peers that leave, the end.
+#include "master/master.h"
 
-#include "base/file_checks.h"
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <zmq.hpp>
+
+#include "base/json_text.h"
 #include "base/memory.h"
-#include "backend/povray_renderer.h"
-#include "backend/scene_kind.h"
-#include "backend/whole_frame.h"
+#include "master/served_job.h"
+#include "security/endpoint_kind.h"
+#include "security/zap_handler.h"
+#include "serving/serving_endpoint.h"
 #include "transport/endpoint_check.h"
 #include "transport/flow.h"
-#include "security/endpoint_kind.h"
+#include "transport/sockets.h"
 
 namespace farm {
-namespace master_detail {
+namespace {
 
-// Everything that needs no socket and writes nothing: a refusal here leaves no file behind.
-RunStatus Master::setup() {
-  try {
-    check_job_output_paths(m_o);
-    m_desc = load_scene_desc(m_o.render, m_whole_frame_reasons);
-    m_frames = frames_to_render(m_o.render, m_desc);
-    if (!check_frame_outputs(m_o, m_frames)) {
-      spdlog::error("interrupted: no image written");
-      return RunStatus::failure;
-    }
-    rt::AssetSearch search;
-    search.dirs = m_o.render.asset_dirs;
-    m_manifest = build_manifest(m_o.render.scene_path, m_desc, search);
-    for (const ManifestEntry& e : m_manifest) m_by_hash[e.ref.hash] = &e;
-    m_encoding = encoding_for_output(m_o.render.output_path);
-    m_settings = job_settings(m_desc, m_o.render.camera, m_o.render.scene_path, m_o.render.renderer_options);
-    m_settings.renderer_memory_mib = m_o.render.renderer_memory_mib;
-    m_settings.renderer_seconds = m_o.render.renderer_seconds;
-    m_backend = describe_backend(scene_kind_of(m_settings), m_settings.renderer_options);
-    m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding, !m_whole_frame_reasons.empty());
-    m_job_id = m_job_identity.id;
+// The host of one job: every peer that joins is the job's.
+class Master : private ServingHandler, private JobHost {
+ public:
+  explicit Master(const MasterOptions& o) : m_o(o), m_job(o, *this) {}
+  RunStatus run();
 
-    const rt::RenderSettings& s = m_desc.settings;
-    m_config = m_o.scheduling;
-    m_config.width = s.width;
-    m_config.height = s.height;
-    m_config.frames = m_frames;
-    if (!m_whole_frame_reasons.empty()) {
-      // Any policy and block size give one block per frame on this grid; fixed says so plainly.
-      m_config.grid = whole_frame_grid(s.width, s.height);
-      if (!m_o.policy_chosen) m_config.policy = PolicyKind::fixed;
-      m_config.block_size = m_config.grid;
-      spdlog::info("{}", whole_frame_notice(m_backend.kind == SceneKind::povray ? "povray" : "Blender",
-                                            m_whole_frame_reasons));
-    } else if (m_backend.kind == SceneKind::povray) {
-      m_config.grid = m_backend.grid;
-      if (!m_o.policy_chosen) {
-        m_config.policy = PolicyKind::fixed;
-        const bool block_chosen = m_config.block_size > 0;
-        if (!block_chosen) m_config.block_size = povray_default_block(s.width, s.height, m_config.grid);
-        spdlog::info("a POV-Ray job: policy fixed{} (POV-Ray's measured best; --policy to choose another)",
-                     block_chosen ? "" : ", blocks of " + std::to_string(m_config.block_size) + " (at least " +
-                                             std::to_string(k_povray_min_blocks) + " blocks where it can)");
-      }
-    }
-    m_config.block_size = initial_block_size(m_config);
-    m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
-  } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
-    return run_status_of(e);
+ private:
+  double now() const { return m_job.now(); }
+  RunStatus open_socket(const std::optional<security::CurveServer>& curve);
+  // ServingHandler: every peer is the job's.
+  void on_hello(ServedPeer& peer, bool joined, const ServedPeer& before) override {
+    m_job.on_hello(peer, joined, before);
+    if (joined && m_o.on_worker_change) m_o.on_worker_change(peer.name, true);
   }
-  try {
-    if (m_config.policy == PolicyKind::factoring && m_o.preview_costs && m_backend.preview_costs) {
-      PreviewResult preview = preview_block_cost(m_desc, m_frames.front(), m_config);
-      spdlog::info("preview for the factoring policy's block costs: {}x{}, 1 spp, {:.2f} s (--no-preview to skip)",
-                   preview.width, preview.height, preview.wall_seconds);
-    }
-  } catch (const std::exception& e) {
-    // The preview is the first to load the meshes and images: a bad one is found here, before
-    // any socket is bound or worker joins, and said as the scene's fault.
-    const RunStatus status = run_status_of(e);
-    if (status == RunStatus::bad_input)
-      spdlog::error("{}", e.what());
-    else
-      spdlog::error("the preview render failed: {}", error_text(e));
-    return status;
-  }
-  return RunStatus::ok;
-}
+  void on_heard(ServedPeer& peer, double t) override { m_job.heard(peer.id, t); }
+  void on_message(ServedPeer& peer, proto::Message& message) override { m_job.on_message(peer, message); }
+  void on_quarantined(ServedPeer& peer) override { m_job.on_quarantined(peer); }
+  void on_round_trip(ServedPeer& peer, double seconds) override { m_job.round_trip(peer.id, seconds); }
+  void on_sent(const ServedPeer& peer, size_t bytes) override { m_job.bytes_out(peer.id, bytes); }
+  bool stop_reading() override { return m_job.done(); }
+  // JobHost: the peer is gone (declared dead, failed, quarantined): no more messages to it.
+  void drop(WorkerId worker) override;
+  // Why the job must stop now ("" to go on): the job's own reasons, Ctrl-C, the caller, or no
+  // worker for too long.
+  std::string abort_reason(bool& bad_scene);
+  RunStatus finish();
 
-// Once the sockets are bound: the files of the job (trace, journal) and the state they feed. A
-// master that cannot bind has created nothing (no empty journal to refuse the next run).
-RunStatus Master::open_job() {
-  try {
-    if (!m_o.trace_path.empty()) {
-      m_trace = std::make_unique<std::ofstream>(m_o.trace_path);
-      if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "': " + os_reason(errno));
-    }
-    m_job = std::make_unique<JobController>(m_config, m_trace.get());
-    m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding);
-    JobJournalOptions j;
-    j.enabled = m_o.journal;
-    j.path = job_journal_path(m_o);
-    j.resume = m_o.resume;
-    j.fresh = m_o.fresh;
-    j.sync_interval = m_o.journal_sync;
-    m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding), *m_store,
-                                             m_job->scheduler());
-  } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
-    return run_status_of(e);
-  }
-  if (m_live) m_live->maybe_publish(now(), *m_job);
-  return RunStatus::ok;
+  const MasterOptions& m_o;
+  zmq::context_t m_ctx;
+  // Declared between the context and the socket: it must outlive the socket it guards (fail closed).
+  std::unique_ptr<security::ZapHandler> m_zap;
+  std::unique_ptr<ServingEndpoint> m_endpoint;  // its workers and relays, by routing identity
+  ServedJob m_job;
+  double m_last_heartbeat = -1;
+  double m_alone_since = 0;  // since when no worker is live (--give-up-after)
+};
+
+void Master::drop(WorkerId worker) {
+  const ServedPeer* peer = m_endpoint->find(worker);
+  if (!peer) return;
+  if (m_o.on_worker_change) m_o.on_worker_change(peer->name, false);
+  m_job.forget(worker);
+  m_endpoint->forget(worker);
 }
 
 RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve) {
@@ -116,9 +75,8 @@ RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve)
   }
   if (curve) m_zap = std::make_unique<security::ZapHandler>(m_ctx, curve->allowed);
   try {
-    m_endpoint = std::make_unique<ServingEndpoint>(open_router_socket(m_ctx, m_o.bind, curve, m_config.block_size),
-                                                   static_cast<ServingHandler&>(*this),
-                                                   "master");
+    m_endpoint = std::make_unique<ServingEndpoint>(open_router_socket(m_ctx, m_o.bind, curve, m_job.config().block_size),
+                                                   static_cast<ServingHandler&>(*this), "master");
   } catch (const zmq::error_t& e) {
     // The OS refused (address in use, not this machine's): a failure, not a bad command line.
     spdlog::error("cannot bind {}: {}", m_o.bind, e.what());
@@ -127,21 +85,13 @@ RunStatus Master::open_socket(const std::optional<security::CurveServer>& curve)
   return RunStatus::ok;
 }
 
-// Why the job must stop now ("" to go on): Ctrl-C, the caller, or no worker for too long.
-std::string Master::abort_reason() {
+std::string Master::abort_reason(bool& bad_scene) {
+  if (std::string why = m_job.abort_reason(m_endpoint->peers().size(), bad_scene); !why.empty()) return why;
   if (m_o.stop && m_o.stop->load()) return "interrupted";
-  if (!m_block_failure.empty()) return m_block_failure;
-  // Every connected worker sits out and one was benched for failing blocks or refused the job as
-  // sent: none will render the rest (the journal keeps what was done, for --resume once the
-  // workers are mended).
-  if (!m_last_out_for_the_job.empty() && !m_endpoint->peers().empty() &&
-      m_sitting_out.size() == m_endpoint->peers().size()) {
-    return "no worker left to render the job: every connected worker sits it out, the last " + m_last_out_for_the_job;
-  }
   if (m_o.should_abort)
     if (std::string why = m_o.should_abort(); !why.empty()) return why;
   const double t = now();
-  if (m_job->scheduler().live_workers() > 0) {
+  if (m_job.scheduler().live_workers() > 0) {
     m_alone_since = t;
   } else if (m_o.give_up_after > 0 && t - m_alone_since >= m_o.give_up_after) {
     return fmt::format("no worker for {:g} s (--give-up-after)", m_o.give_up_after);
@@ -157,37 +107,34 @@ RunStatus Master::run() {
     return RunStatus::bad_input;
   }
   // The first step that fails ends the job: bad input (exit 2) or a failure (exit 1).
-  RunStatus started = setup();
+  RunStatus started = m_job.setup();
   if (started == RunStatus::ok) started = open_socket(m_o.curve);
-  if (started == RunStatus::ok) started = start_live_view();
-  if (started == RunStatus::ok) started = open_job();
+  if (started == RunStatus::ok) started = m_job.start_live_view();
+  if (started == RunStatus::ok) started = m_job.open(*m_endpoint);
   if (started != RunStatus::ok) return started;
   struct Linger {  // on every way out once the live view runs
-    Master& m;
-    ~Linger() { m.linger_live_view(); }
-  } linger{*this};
-  const Scheduler& scheduler = m_job->scheduler();
+    ServedJob& job;
+    ~Linger() { job.linger_live_view(); }
+  } linger{m_job};
+  const Scheduler& scheduler = m_job.scheduler();
   std::string endpoint = m_endpoint->socket().get(zmq::sockopt::last_endpoint);
-  spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint,
-               m_desc.settings.width, m_desc.settings.height, m_frames.size(), scheduler.pending_blocks(),
-               scheduler.config().block_size, scheduler.policy().name());
+  const rt::RenderSettings& s = m_job.render_settings();
+  spdlog::info("master listening on {} ({}x{}, {} frame(s), {} blocks of {}, policy {})", endpoint, s.width, s.height,
+               m_job.frame_count(), scheduler.pending_blocks(), scheduler.config().block_size, scheduler.policy().name());
   if (m_o.on_bound) m_o.on_bound(endpoint);
-  m_progress.start(scheduler.total_pixels());
 
   while (!scheduler.done()) {
-    if (!m_scene_failure.empty()) {
-      spdlog::error("{}: no image written{}", m_scene_failure, m_journal->stop_hint(scheduler.completed_blocks()));
-      live_finished("failed: " + m_scene_failure);
-      return RunStatus::bad_input;
-    }
-    if (std::string why = abort_reason(); !why.empty()) {
-      spdlog::error("{}: no image written{}", why, m_journal->stop_hint(scheduler.completed_blocks()));
-      live_finished("failed: " + why);
-      return RunStatus::failure;
+    bool bad_scene = false;
+    if (std::string why = abort_reason(bad_scene); !why.empty()) {
+      m_job.failed(why);
+      return bad_scene ? RunStatus::bad_input : RunStatus::failure;
     }
     const double t = now();
     const double interval = m_o.scheduling.heartbeat_interval;
-    if (t - m_last_heartbeat >= interval) heartbeat_round();
+    if (t - m_last_heartbeat >= interval) {
+      m_endpoint->ping_all(t);
+      m_last_heartbeat = t;
+    }
     double next = std::min(scheduler.next_deadline(), m_last_heartbeat + interval);
     long timeout_ms = static_cast<long>(std::clamp((next - t) * 1000.0, 0.0, static_cast<double>(k_poll_slice.count())));
     zmq::pollitem_t items[] = {{static_cast<void*>(m_endpoint->socket()), 0, ZMQ_POLLIN, 0}};
@@ -197,95 +144,41 @@ RunStatus Master::run() {
       continue;  // EINTR: the stop flag is checked at the top
     }
     m_endpoint->receive(now());  // drains everything waiting (within a budget) before ticking again
-    for (WorkerId id : m_job->tick(now())) {
+    for (WorkerId id : m_job.tick(now())) {
       spdlog::warn("worker {} is silent for {:.1f} s: declared dead, its blocks go back to the pool", id,
                    interval * m_o.scheduling.liveness);
-      forget(id);
+      drop(id);
     }
-    m_journal->sync_if_due();
-    m_progress.update(now(), scheduler.completed_pixels(), scheduler.completed_blocks(), scheduler.outstanding_blocks(),
-                      scheduler.live_workers(), m_sitting_out.size(), m_job->stats().accepted_rays());
-    if (m_live) m_live->maybe_publish(now(), *m_job);
+    m_job.turn();
   }
   return finish();
 }
 
-RunStatus Master::start_live_view() {
-  if (m_o.http.empty()) return RunStatus::ok;
-  try {
-    m_live = LivePublisher::start(m_o.http, m_o.http_token, m_o.render.scene_path, m_desc.settings.width,
-                                  m_desc.settings.height, m_frames.front(), static_cast<int>(m_frames.size()),
-                                  m_encoding, m_o.http_hosts);
-  } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
-    return run_status_of(e);  // a bad address or a missing token; cannot listen: a failure
-  }
-  spdlog::info("live view: {}", m_live->url());
-  return RunStatus::ok;
-}
-
-void Master::linger_live_view() {
-  if (!m_live || m_o.http_linger <= 0) return;
-  spdlog::info("live view: serving the final state for {:g} s more", m_o.http_linger);
-  m_live->linger(m_o.http_linger, m_o.stop);
-}
-
-void Master::live_finished(const std::string& outcome) {
-  if (m_live) m_live->finish(now(), *m_job, outcome);
-}
-
 RunStatus Master::finish() {
-  const double makespan = now();
-  m_progress.done(makespan);
-  for (const auto& [identity, peer] : m_endpoint->peers()) send(identity, proto::JobDone{m_job_id});
+  const ServingEndpoint& e = *m_endpoint;
+  const RunStatus status = m_job.finish([&] {
+    return std::vector<std::string>{
+        json_field("bad_messages", e.quarantine().bad_messages()), json_raw_field("quarantined_peers", e.quarantine().json()),
+        json_field("dropped_frames", e.quarantine().dropped_frames()), json_field("messages_in", e.messages_in()),
+        json_field("messages_out", e.messages_out())};
+  });
   // Let JobDone leave before the socket closes (LINGER 0 would discard it).
   m_endpoint->socket().set(zmq::sockopt::linger, k_final_linger_ms);
-  const bool journal_whole = m_journal->close();
-  std::vector<std::string> written;
-  try {
-    written = m_store->write_all(m_o.render.output_path, m_frames.size() > 1);
-  } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
-    if (journal_whole) {
-      spdlog::error("every rendered block is kept in the journal '{}': make room (or fix the path) and run the same "
-                    "command with --resume to write the image without rendering again", m_journal->path());
-    }
-    live_finished("failed: " + error_text(e));
-    return RunStatus::failure;
+  const Scheduler& s = m_job.scheduler();
+  spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", m_job.makespan(),
+               s.completed_blocks(), s.reassignments(), s.late_results(), e.quarantine().bad_messages());
+  if (e.quarantine().size()) {
+    spdlog::info("{} peer(s) quarantined, {} of their frames dropped unread", e.quarantine().size(),
+                 e.quarantine().dropped_frames());
   }
-  for (const std::string& p : written) spdlog::info("wrote {}", p);
-  live_finished("complete in " + fixed(makespan, 3) + " s");
-  m_journal->remove_unless(m_o.keep_journal);
-  bool outputs_whole = write_job_outputs(
-      m_o, m_desc.settings, m_frames, *m_store, *m_job, makespan,
-      {json_field("bad_messages", m_endpoint->quarantine().bad_messages()),
-       json_raw_field("quarantined_peers", m_endpoint->quarantine().json()),
-       json_field("dropped_frames", m_endpoint->quarantine().dropped_frames()),
-       json_field("resumed_blocks", m_journal->resumed_blocks()), json_field("journal_epoch", m_journal->epoch()),
-       json_field("messages_in", m_endpoint->messages_in()), json_field("messages_out", m_endpoint->messages_out()),
-       json_field("recalls", m_recalls.recalls()), json_field("recalled_blocks", m_recalls.recalled_blocks())});
-  const Scheduler& s = m_job->scheduler();
-  spdlog::info("done in {:.3f} s: {} blocks, {} reassigned, {} late results dropped, {} bad messages ignored", makespan,
-               s.completed_blocks(), s.reassignments(), s.late_results(), m_endpoint->quarantine().bad_messages());
-  if (m_endpoint->quarantine().size()) {
-    spdlog::info("{} peer(s) quarantined, {} of their frames dropped unread", m_endpoint->quarantine().size(),
-                 m_endpoint->quarantine().dropped_frames());
-  }
-  if (m_trace) {
-    m_trace->close();
-    if (!*m_trace) {
-      spdlog::error("the trace '{}' is incomplete: a write to it failed (is the disk full?)", m_o.trace_path);
-      outputs_whole = false;
-    }
-  }
-  return outputs_whole ? RunStatus::ok : RunStatus::failure;
+  return status;
 }
 
-}  // namespace master_detail
+}  // namespace
 
 RunStatus run_master(const MasterOptions& options) {
   try {
-    return master_detail::Master(options).run();
+    return Master(options).run();
   } catch (const std::exception& e) {
     spdlog::error("master failed: {}", error_text(e));
     return RunStatus::failure;
@@ -293,4 +186,3 @@ RunStatus run_master(const MasterOptions& options) {
 }
 
 }  // namespace farm
-

@@ -186,7 +186,7 @@ void Simulation::handle_relay(const Message& m) {
   }
 }
 
-// Master::on_request for a relay: a recall first once the pool is empty, else blocks.
+// ServedJob::on_request for a relay: a recall first once the pool is empty, else blocks.
 void Simulation::relay_request(uint32_t peer, RelayAsk ask) {
   std::optional<RecallOrder> recall;
   if (m_supervisor.holds_request(m_job.scheduler(), peer + 1, ask.credits, ask.queued, m_now, recall)) {

@@ -177,7 +177,7 @@ class Simulation {
   // The master's side of a relay: a participant as a worker is, plus the supervisor.
   void handle_relay(const Message& m);
 
-  // Master::on_request for a relay: a recall first once the pool is empty, else blocks.
+  // ServedJob::on_request for a relay: a recall first once the pool is empty, else blocks.
   void relay_request(uint32_t peer, RelayAsk ask);
   void on_result(WorkerId id, const Message& m);
   // A flat worker's renderer failed the block: the shared controller counts it (as the master).

@@ -1,30 +1,30 @@
-// What the master does with each message from a worker (and the heartbeat round that keeps
-// its view of them fresh). The loop that calls these is in master.cpp.
-#include "master/master_state.h"
+// What a served job does with each message of a worker in it (served_job.h). Its life outside
+// the messages: served_job.cpp.
+#include <spdlog/spdlog.h>
 
+#include <cmath>
 
-namespace farm::master_detail {
+#include "assets/content_hash.h"
+#include "master/served_job.h"
+#include "protocol/pixel_codec.h"
 
-// The master's side of a worker that is gone: no more messages to it.
-void Master::forget(WorkerId worker) {
-  const ServedPeer* peer = m_endpoint->find(worker);
-  if (!peer) return;
-  if (m_o.on_worker_change) m_o.on_worker_change(peer->name, false);
+namespace farm {
+
+void ServedJob::forget(WorkerId worker) {
   m_sitting_out.erase(worker);
-  m_endpoint->forget(worker);
   // Recalls from or for it are moot: its leases went back to the pool with it.
   m_recalls.relay_gone(worker);
 }
 
 // Cut off for its bad messages: it leaves the scheduler as a dead worker would, its leases go
 // back to the pool, and from now on its frames are dropped before decoding.
-void Master::on_quarantined(ServedPeer& peer) {
-  const WorkerId worker = peer.id;
-  m_job->leave(worker, now(), true);
-  forget(worker);
+void ServedJob::on_quarantined(ServedPeer& peer) {
+  m_job->leave(peer.id, now(), true);
+  m_host.drop(peer.id);
 }
 
-void Master::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
+
+void ServedJob::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
   // Its render slots: a POV-Ray worker runs several povray processes per thread (they mostly
   // wait), and the policies must queue work for all of them.
   const int per_thread = m_backend.renders_per_thread;
@@ -40,7 +40,6 @@ void Master::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
       spdlog::info("worker {} '{}' joined with {} thread(s)", p.id, p.name, p.threads);
     }
     if (p.site_workers > 0) m_recalls.relay_joined(p.id);
-    if (m_o.on_worker_change) m_o.on_worker_change(p.name, true);
   } else if (p.threads != before.threads || p.site_workers != before.site_workers) {
     // A relay whose site grew or shrank: the policy sizes its leases by the new counts.
     if (p.site_workers > 0) m_recalls.relay_joined(p.id);
@@ -51,7 +50,7 @@ void Master::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
   welcome(p);
 }
 
-void Master::welcome(const ServedPeer& peer) {
+void ServedJob::welcome(const ServedPeer& peer) {
   proto::Welcome w;
   w.job_id = m_job_id;
   w.scene_name = m_manifest.front().ref.name;
@@ -64,7 +63,7 @@ void Master::welcome(const ServedPeer& peer) {
   send(peer.identity, w);
 }
 
-void Master::on_request(ServedPeer& peer, const proto::WorkRequest& m) {
+void ServedJob::on_request(ServedPeer& peer, const proto::WorkRequest& m) {
   if (m_sitting_out.count(peer.id)) return;  // benched for failures: it stays connected, idle
   m_scene_loaded_somewhere = true;  // a worker asks for work once the scene is loaded
   // A relay whose site ran dry once the pool is empty: unstarted blocks moved from another site
@@ -75,7 +74,7 @@ void Master::on_request(ServedPeer& peer, const proto::WorkRequest& m) {
   }
 }
 
-bool Master::recall_for(const ServedPeer& dry, const proto::WorkRequest& m) {
+bool ServedJob::recall_for(const ServedPeer& dry, const proto::WorkRequest& m) {
   std::optional<RecallOrder> order;
   if (!m_recalls.holds_request(m_job->scheduler(), dry.id, static_cast<int>(m.credits), static_cast<int>(m.queued), now(),
                                order))
@@ -92,7 +91,7 @@ bool Master::recall_for(const ServedPeer& dry, const proto::WorkRequest& m) {
   return true;
 }
 
-void Master::on_released(ServedPeer& peer, const proto::Released& m) {
+void ServedJob::on_released(ServedPeer& peer, const proto::Released& m) {
   if (m.job_id != m_job_id) return;
   const RecallAnswer answer = m_recalls.released(*m_job, peer.id, m.attempts);
   if (!answer.recalled) {
@@ -108,7 +107,7 @@ void Master::on_released(ServedPeer& peer, const proto::Released& m) {
                                   static_cast<uint32_t>(answer.serve->second.queued)});
 }
 
-void Master::on_result(ServedPeer& peer, proto::Result& r) {
+void ServedJob::on_result(ServedPeer& peer, proto::Result& r) {
   const double t = now();
   auto bad_input = [&](const std::string& what) { m_endpoint->bad_input(peer.identity, what); };
   if (r.job_id != m_job_id) return bad_input("result for another job");
@@ -143,7 +142,7 @@ void Master::on_result(ServedPeer& peer, proto::Result& r) {
   for (const Cancel& c : reply.cancels) m_endpoint->send(c.worker, proto::Cancel{m_job_id, c.attempt});
 }
 
-void Master::on_block_failed(ServedPeer& peer, const proto::BlockFailed& m) {
+void ServedJob::on_block_failed(ServedPeer& peer, const proto::BlockFailed& m) {
   if (m.job_id != m_job_id) return m_endpoint->bad_input(peer.identity, "failure report for another job");
   switch (m_job->check_lease(peer.id, m.attempt, m.rect)) {
     case LeaseCheck::unknown_lease: return;  // settled meanwhile (another copy won, or it was cancelled)
@@ -170,7 +169,7 @@ void Master::on_block_failed(ServedPeer& peer, const proto::BlockFailed& m) {
   }
 }
 
-void Master::on_asset_request(ServedPeer& peer, const proto::AssetRequest& m) {
+void ServedJob::on_asset_request(ServedPeer& peer, const proto::AssetRequest& m) {
   m_endpoint->send_assets(peer, m.hashes, [&](const std::string& hash) {
     AssetLookup found;
     auto it = m_by_hash.find(hash);
@@ -186,7 +185,7 @@ void Master::on_asset_request(ServedPeer& peer, const proto::AssetRequest& m) {
   });
 }
 
-void Master::on_message(ServedPeer& peer, proto::Message& message) {
+void ServedJob::on_message(ServedPeer& peer, proto::Message& message) {
   std::visit(
       [&](auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -214,13 +213,13 @@ void Master::on_message(ServedPeer& peer, proto::Message& message) {
       message);
 }
 
-void Master::on_error(ServedPeer& peer, const proto::Error& m) {
+void ServedJob::on_error(ServedPeer& peer, const proto::Error& m) {
   const double t = now();
   if (m.code == proto::ErrorCode::scene_failed && m_scene_loaded_somewhere) {
     // Another worker loaded these very files: this one's trouble is its own.
     spdlog::warn("worker {} could not load the scene, which others did: {}", peer.id, m.message);
     m_job->leave(peer.id, t, false);
-    forget(peer.id);
+    m_host.drop(peer.id);
   } else if (m.code == proto::ErrorCode::scene_failed) {
     // The worker loaded the very files this master shipped (content-addressed) with the
     // same build: every worker would fail alike, so the job ends instead of waiting.
@@ -229,7 +228,7 @@ void Master::on_error(ServedPeer& peer, const proto::Error& m) {
                         "', names relative to the scene's folder): " + m.message;
     }
     m_job->leave(peer.id, t, false);
-    forget(peer.id);
+    m_host.drop(peer.id);
   } else {
     // The worker cannot take part: its renderer is missing, or another version that may
     // render other pixels (internal), or it refuses the job as this master sent it
@@ -244,10 +243,4 @@ void Master::on_error(ServedPeer& peer, const proto::Error& m) {
   }
 }
 
-void Master::heartbeat_round() {
-  const double t = now();
-  m_endpoint->ping_all(t);
-  m_last_heartbeat = t;
-}
-
-}  // namespace farm::master_detail
+}  // namespace farm
