@@ -25,7 +25,7 @@ DispatchDecision ask(JobDispatch& d, WorkerId worker, Seconds now, bool idle = t
 
 }  // namespace
 
-TEST_CASE("dispatch: the highest priority with blocks to hand out gets every worker; equal priorities share") {
+TEST_CASE("dispatch: the highest priority with blocks to hand out gets every worker, and equal priorities share") {
   JobDispatch d;
   d.add_job(1, 1, "native", 0);
   d.add_job(2, 5, "native", 0);
@@ -75,7 +75,7 @@ TEST_CASE("dispatch: a new job of the same priority takes workers down to its sh
     for (WorkerId w : {10, 11, 12}) CHECK_FALSE(ask(d, w, t).switches);
 }
 
-TEST_CASE("dispatch: a worker that holds blocks of its job waits instead of switching; it moves once idle") {
+TEST_CASE("dispatch: a worker that holds blocks of its job waits instead of switching, and moves once idle") {
   JobDispatch d;
   d.add_job(1, 0, "native", 0);
   d.set_work(1, true, false);
