@@ -12,17 +12,21 @@ if [[ "${1:-}" == "--farm-only" ]]; then
   farm_only=true
   shift
 fi
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+# The generator is chosen once, after setup has installed ninja, and kept: a folder configured
+# with another one is reconfigured without -G (CMake refuses to switch generators).
+generator() {
+  if [[ ! -f build/CMakeCache.txt ]] && command -v ninja >/dev/null; then echo "-GNinja"; fi
+}
 if $farm_only; then
   bash tools/setup.sh --render
-  # Tests need doctest and the test tools: off on a first configure here, as they were on a later one.
+  # A first configure leaves the tests out (they need doctest, which --render does not install);
+  # a folder configured before keeps what it had.
   tests=()
   [[ -f build/CMakeCache.txt ]] || tests=(-DFARM_TESTS=OFF)
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${generator[@]}" "${tests[@]}" "$@" >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(generator) "${tests[@]}" "$@" >/dev/null
   cmake --build build -j"$(nproc)" --target farm
 else
   bash tools/setup.sh
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFARM_TESTS=ON "${generator[@]}" "$@" >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFARM_TESTS=ON $(generator) "$@" >/dev/null
   cmake --build build -j"$(nproc)"
 fi

@@ -305,8 +305,8 @@ struct Scanner {
         throw rt::SceneError(at + ": " + what + " is an absolute path: name it relative to the scene's folder");
       }
       if (std::optional<std::string> found = find_in(name.text, dirs)) {
-        if (std::string why = rt::outside_roots_reason(*found, roots); !why.empty()) {
-          throw rt::SceneError(at + ": " + what + " leads to '" + *found + "', " + why);
+        if (std::string outside = rt::outside_roots_reason(*found, roots); !outside.empty()) {
+          throw rt::SceneError(at + ": " + what + " leads to '" + *found + "', " + outside);
         }
         if (seen.insert(*found).second) {
           files.push_back(*found);
