@@ -1,4 +1,5 @@
 #include "backend/blender_process.h"
+#include "backend/text_file.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -27,11 +28,6 @@ namespace {
 const char k_bridge[] =
 #include "blender_bridge.inc"
     ;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // Blender's complaint in its log: the "Error:" lines (e.g. "Error: File format is not supported
 // in file '...'"), else its last lines.

@@ -1,4 +1,5 @@
 #include "backend/povray_renderer.h"
+#include "backend/text_file.h"
 
 #include <chrono>
 #include <OpenImageIO/imageio.h>
@@ -56,11 +57,6 @@ std::optional<int> run_confined(const std::vector<std::string>& command, const C
   if (!status) return std::nullopt;
   if (WIFSIGNALED(*status)) return 128 + WTERMSIG(*status);
   return WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // POV-Ray's complaint: from the first "Parse Error" (or "Error") line to the "Fatal" line.

@@ -1,4 +1,5 @@
 #include "backend/sandbox.h"
+#include "backend/text_file.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,11 +27,6 @@ std::atomic<bool> g_disabled{false};
 bool under(const fs::path& path, const fs::path& folder) {
   const std::string p = path.lexically_normal().string(), f = folder.lexically_normal().string();
   return p == f || (p.size() > f.size() && p.compare(0, f.size(), f) == 0 && (f.back() == '/' || p[f.size()] == '/'));
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "scene/mesh_file_check.h"
+#include "scene/ascii_text.h"
 
 #include <array>
 #include <cctype>
@@ -21,11 +22,6 @@ constexpr size_t k_sniff_bytes = 4096;
 
 // What the first bytes say; finer than MeshFormat so mismatch messages can be specific.
 enum class Content { empty, obj_text, ply, gltf_json, other_json, glb, fbx_binary, fbx_text, binary };
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::optional<MeshFormat> format_from_extension(const std::string& ext) {
   if (ext == ".obj") return MeshFormat::obj;
@@ -232,7 +228,7 @@ std::string read_gltf_json(const std::string& path, MeshFormat format, uint64_t 
 }
 
 // For quoting file content in messages: hostile bytes stay out of logs and terminals.
-std::string printable(std::string_view s) {
+std::string printable_bytes(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
@@ -243,23 +239,23 @@ std::string printable(std::string_view s) {
 // Assimp 5.2's glTF2 importer does strchr(mimeType, '/') + 1 on embedded images and then
 // strcmp()s the result: a mimeType without '/' dereferences address 1 (found by mutating
 // BoxTextured.glb). Refuse such files before assimp sees them.
-void check_gltf_mime_types(std::string_view json) {
+void check_gltf_mime_types(std::string_view text) {
   constexpr std::string_view key = "\"mimeType\"";
-  for (size_t at = json.find(key); at != std::string_view::npos; at = json.find(key, at + 1)) {
+  for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
     size_t v = at + key.size();
-    while (v < json.size() && (std::isspace(static_cast<unsigned char>(json[v])) || json[v] == ':')) ++v;
-    if (v >= json.size() || json[v] != '"') continue;  // not a string: assimp ignores it
-    size_t end = json.find('"', v + 1);
-    std::string_view value = json.substr(v + 1, end == std::string_view::npos ? std::string_view::npos : end - v - 1);
+    while (v < text.size() && (std::isspace(static_cast<unsigned char>(text[v])) || text[v] == ':')) ++v;
+    if (v >= text.size() || text[v] != '"') continue;  // not a string: assimp ignores it
+    size_t end = text.find('"', v + 1);
+    std::string_view value = text.substr(v + 1, end == std::string_view::npos ? std::string_view::npos : end - v - 1);
     if (value.find('/') == std::string_view::npos) {
-      fail("glTF image mimeType \"" + printable(value.substr(0, 64)) + "\" is not of the form type/subtype");
+      fail("glTF image mimeType \"" + printable_bytes(value.substr(0, 64)) + "\" is not of the form type/subtype");
     }
   }
 }
 
 }  // namespace
 
-std::string lower_extension(const std::string& path) { return lower(std::filesystem::path(path).extension().string()); }
+std::string lower_extension(const std::string& path) { return ascii_lower(std::filesystem::path(path).extension().string()); }
 
 MeshFormat check_mesh_file(const std::string& path) {
   namespace fs = std::filesystem;

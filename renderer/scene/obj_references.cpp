@@ -2,6 +2,7 @@
 // artists expect (Windows separators, case-insensitive file systems), each reported at the line
 // that names it. Parsing lives in obj_statements.cpp; this file resolves names and reads files.
 #include "scene/obj_references.h"
+#include "scene/ascii_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -30,11 +31,6 @@ std::string absolute_normal_dir(const fs::path& p) {
   fs::path abs = fs::absolute(p.empty() ? fs::path(".") : p, ec);
   std::string s = (ec ? p : abs).lexically_normal().string();
   if (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -104,7 +100,7 @@ class Resolver {
     for (const std::string& dir : folders) {
       fs::path folder = (dir.empty() ? fs::path() : fs::path(dir)) / p.parent_path();
       for (const std::string& entry : listing(folder.string())) {
-        if (lower(entry) != lower(file)) continue;
+        if (ascii_lower(entry) != ascii_lower(file)) continue;
         if (std::optional<std::string> found = find_asset((folder / entry).string(), {})) return found;
       }
     }

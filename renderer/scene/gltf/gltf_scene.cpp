@@ -16,7 +16,7 @@ namespace {
 constexpr float k_pi_f = 3.14159265358979f;
 constexpr float k_default_fov = 39.6f;  // Blender's default camera (50 mm on a 36 mm sensor), vertical at 1:1
 
-float finite_or(double v, float fallback) { return std::isfinite(v) ? static_cast<float>(v) : fallback; }
+float finite_float_or(double v, float fallback) { return std::isfinite(v) ? static_cast<float>(v) : fallback; }
 
 NamedCamera read_camera(const tinygltf::Camera& c, int index, const Transform& world) {
   NamedCamera out;
@@ -32,15 +32,15 @@ NamedCamera read_camera(const tinygltf::Camera& c, int index, const Transform& w
   out.key.look_at = position + forward;
   out.key.up = up;
   if (c.type == "orthographic") {
-    float ymag = std::fabs(finite_or(c.orthographic.ymag, 1.0f)), xmag = std::fabs(finite_or(c.orthographic.xmag, 1.0f));
+    float ymag = std::fabs(finite_float_or(c.orthographic.ymag, 1.0f)), xmag = std::fabs(finite_float_or(c.orthographic.xmag, 1.0f));
     if (!(ymag > 0)) throw GltfError("camera " + std::to_string(index) + " has ymag 0");
     out.key.ortho_height = 2 * ymag;
     out.aspect_ratio = xmag > 0 ? xmag / ymag : 0;
   } else {
-    float yfov = finite_or(c.perspective.yfov, 0.0f);
+    float yfov = finite_float_or(c.perspective.yfov, 0.0f);
     if (!(yfov > 0 && yfov < k_pi_f)) throw GltfError("camera " + std::to_string(index) + " has an invalid yfov");
     out.key.fov_degrees = yfov * 180.0f / k_pi_f;
-    float aspect = finite_or(c.perspective.aspectRatio, 0.0f);
+    float aspect = finite_float_or(c.perspective.aspectRatio, 0.0f);
     out.aspect_ratio = aspect > 0 ? aspect : 0;
   }
   return out;
@@ -51,9 +51,9 @@ NamedCamera read_camera(const tinygltf::Camera& c, int index, const Transform& w
 LightDesc read_light(const tinygltf::Light& l, int index, const Transform& world) {
   LightDesc d;
   d.loc = {"", 0, 0};
-  Color color = l.color.size() >= 3 ? Color{finite_or(l.color[0], 1), finite_or(l.color[1], 1), finite_or(l.color[2], 1)}
+  Color color = l.color.size() >= 3 ? Color{finite_float_or(l.color[0], 1), finite_float_or(l.color[1], 1), finite_float_or(l.color[2], 1)}
                                     : Color{1.0f};
-  d.intensity = max(color, Color{0.0f}) * std::max(0.0f, finite_or(l.intensity, 1.0f));
+  d.intensity = max(color, Color{0.0f}) * std::max(0.0f, finite_float_or(l.intensity, 1.0f));
   d.position = world.point({0, 0, 0});
   d.direction = normalize(world.vector({0, 0, -1}));
   if (!is_finite(d.position) || !is_finite(d.direction)) {
@@ -63,8 +63,8 @@ LightDesc read_light(const tinygltf::Light& l, int index, const Transform& world
     d.kind = LightKind::directional;
   } else if (l.type == "spot") {
     d.kind = LightKind::spot;
-    float inner = std::clamp(finite_or(l.spot.innerConeAngle, 0.0f), 0.0f, k_pi_f / 2);
-    float outer = std::clamp(finite_or(l.spot.outerConeAngle, k_pi_f / 4), inner, k_pi_f / 2);
+    float inner = std::clamp(finite_float_or(l.spot.innerConeAngle, 0.0f), 0.0f, k_pi_f / 2);
+    float outer = std::clamp(finite_float_or(l.spot.outerConeAngle, k_pi_f / 4), inner, k_pi_f / 2);
     d.cone_degrees = inner * 180.0f / k_pi_f;
     d.falloff_degrees = (outer - inner) * 180.0f / k_pi_f;
   } else if (l.type == "point") {
