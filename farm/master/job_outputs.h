@@ -7,7 +7,7 @@
 
 #include "control/job_controller.h"
 #include "master/frame_store.h"
-#include "master/master.h"
+#include "master/master_options.h"
 
 namespace farm {
 

@@ -24,7 +24,7 @@
 #include "master/frame_store.h"
 #include "master/job_journal.h"
 #include "master/live_publisher.h"
-#include "master/master.h"
+#include "master/master_options.h"
 #include "master/progress.h"
 #include "protocol/protocol.h"
 #include "serving/serving_endpoint.h"
