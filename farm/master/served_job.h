@@ -57,9 +57,7 @@ class ServedJob {
 
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   const Scheduler& scheduler() const { return m_job->scheduler(); }
-  JobController& controller() { return *m_job; }
   const SchedulerConfig& config() const { return m_config; }
-  uint64_t id() const { return m_job_id; }
   const rt::RenderSettings& render_settings() const { return m_desc.settings; }
   size_t frame_count() const { return m_frames.size(); }
   bool done() const { return m_job->scheduler().done(); }
@@ -84,7 +82,6 @@ class ServedJob {
   std::vector<WorkerId> tick(double t);
   // The loop's turn: journal sync, progress line, live view.
   void turn();
-  size_t sitting_out() const { return m_sitting_out.size(); }
   // The job ended without its image: `why` ("interrupted", the abort reason); says so, with the
   // journal's hint.
   void failed(const std::string& why);
