@@ -63,14 +63,19 @@ void JobDispatch::assign(WorkerId worker, JobKey job, Seconds now) {
   if (auto j = m_jobs.find(w.job); j != m_jobs.end()) j->second.threads += w.threads;
 }
 
+double JobDispatch::decayed_at(const Job& j, Seconds now) const {
+  const double dt = now - j.updated;
+  if (dt <= 0) return j.decayed;
+  const double keep = std::exp2(-dt / m_half_life);
+  // The exact integral of `threads` over dt under the decay.
+  return j.decayed * keep + j.threads * (1.0 - keep) * m_half_life / std::log(2.0);
+}
+
 void JobDispatch::accrue(Seconds now) {
-  const double ln2 = std::log(2.0);
   for (auto& [id, j] : m_jobs) {
     const double dt = now - j.updated;
     if (dt <= 0) continue;
-    const double keep = std::exp2(-dt / m_half_life);
-    // The exact integral of `threads` over dt under the decay.
-    j.decayed = j.decayed * keep + j.threads * (1.0 - keep) * m_half_life / ln2;
+    j.decayed = decayed_at(j, now);
     j.total += j.threads * dt;
     j.updated = now;
   }
@@ -167,11 +172,7 @@ int JobDispatch::threads_of(JobKey job) const {
 double JobDispatch::worker_seconds(JobKey job, Seconds now) const {
   auto it = m_jobs.find(job);
   if (it == m_jobs.end()) return 0;
-  const Job& j = it->second;
-  const double dt = now - j.updated;
-  if (dt <= 0) return j.decayed;
-  const double keep = std::exp2(-dt / m_half_life);
-  return j.decayed * keep + j.threads * (1.0 - keep) * m_half_life / std::log(2.0);
+  return decayed_at(it->second, now);
 }
 
 double JobDispatch::total_worker_seconds(JobKey job, Seconds now) const {

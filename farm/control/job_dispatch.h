@@ -90,6 +90,8 @@ class JobDispatch {
     std::set<std::string> renderers;
     JobKey job = 0;  // 0: none
   };
+  // The job's decayed worker-seconds at `now`, its threads accruing since it was last updated.
+  double decayed_at(const Job& j, Seconds now) const;
   // Brings every job's usage up to `now` (each serving worker's threads accrue).
   void accrue(Seconds now);
   bool can_serve(const Worker& w, const Job& j) const { return w.renderers.count(j.renderer) > 0; }
