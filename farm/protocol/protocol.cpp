@@ -109,6 +109,17 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto msg = b.CreateString(x.message);
             return {w::Body::Error, w::CreateError(b, static_cast<w::ErrorCode>(x.code), msg).Union()};
           },
+          [&](const ServiceCall& x) -> std::pair<w::Body, Offset<void>> {
+            auto command = b.CreateString(x.command);
+            auto body = b.CreateString(x.body);
+            auto data = b.CreateVector(x.data);
+            return {w::Body::ServiceCall, w::CreateServiceCall(b, x.protocol_version, x.call, command, body, data).Union()};
+          },
+          [&](const ServiceReply& x) -> std::pair<w::Body, Offset<void>> {
+            auto body = b.CreateString(x.body);
+            auto data = b.CreateVector(x.data);
+            return {w::Body::ServiceReply, w::CreateServiceReply(b, x.call, x.ok, body, data).Union()};
+          },
           [&](const BlockFailed& x) -> std::pair<w::Body, Offset<void>> {
             auto reason = b.CreateString(x.reason);
             w::Rect r = rect_of(x.rect);
@@ -135,6 +146,13 @@ class Reader {
       return {};
     }
     if (s->size() > m_limits.max_string_bytes) throw Malformed{std::string(field) + " is too long"};
+    return s->str();
+  }
+
+  // A service call's JSON: longer than other strings may be, bounded on its own.
+  std::string body_text(const flatbuffers::String* s) const {
+    if (!s) return {};
+    if (s->size() > m_limits.max_body_bytes) throw Malformed{"body is too long"};
     return s->str();
   }
 
@@ -310,6 +328,18 @@ class Reader {
         const auto* x = env->body_as_BlockFailed();
         return BlockFailed{x->job_id(), x->attempt(), rect(x->rect()), str(x->reason(), "reason")};
       }
+      case w::Body::ServiceCall: {
+        const auto* x = env->body_as_ServiceCall();
+        ServiceCall c{x->protocol_version(), x->call(), str(x->command(), "command", true), body_text(x->body()), {}};
+        if (x->data()) c.data.assign(x->data()->begin(), x->data()->end());
+        return c;
+      }
+      case w::Body::ServiceReply: {
+        const auto* x = env->body_as_ServiceReply();
+        ServiceReply r{x->call(), x->ok(), body_text(x->body()), {}};
+        if (x->data()) r.data.assign(x->data()->begin(), x->data()->end());
+        return r;
+      }
       default:
         throw Malformed{"unknown message type " + std::to_string(static_cast<int>(env->body_type()))};
     }
@@ -371,7 +401,7 @@ Decoded decode(const uint8_t* data, size_t size, const Limits& limits) {
 const char* message_name(const Message& message) {
   static const char* const names[] = {"Hello",   "Welcome", "AssetRequest", "AssetData", "WorkRequest", "Assign",
                                       "Result",  "Cancel",  "Heartbeat",    "JobDone",   "Error",
-                                      "BlockFailed", "Recall", "Released"};
+                                      "BlockFailed", "Recall", "Released", "ServiceCall", "ServiceReply"};
   return names[message.index()];
 }
 

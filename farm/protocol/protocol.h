@@ -158,13 +158,32 @@ struct Released {
   std::vector<uint64_t> attempts;
 };
 
+// Client -> service (farm serve): a call that needs no Hello; `body` is its arguments as JSON
+// (service/service_calls.h). A client of another protocol version is refused by the service.
+struct ServiceCall {
+  uint32_t protocol_version = k_protocol_version;
+  uint64_t call = 0;  // the client's number for it, echoed in the reply
+  std::string command;
+  std::string body;
+  std::vector<uint8_t> data;  // a file's bytes, for the calls that carry one (upload)
+};
+
+// Service -> client: the answer to a call; !ok: `body` is {"error": "..."}.
+struct ServiceReply {
+  uint64_t call = 0;
+  bool ok = false;
+  std::string body;
+  std::vector<uint8_t> data;  // a file's bytes, for the answers that carry one (fetch)
+};
+
 using Message = std::variant<Hello, Welcome, AssetRequest, AssetData, WorkRequest, Assign, Result, Cancel, Heartbeat,
-                             JobDone, Error, BlockFailed, Recall, Released>;
+                             JobDone, Error, BlockFailed, Recall, Released, ServiceCall, ServiceReply>;
 
 // Upper bounds a decoder enforces. The defaults admit any legal message of a 16k x 16k image.
 struct Limits {
   size_t max_message_bytes = size_t{1} << 30;  // assets can be large meshes
   size_t max_string_bytes = 4096;
+  size_t max_body_bytes = size_t{64} << 20;  // a service call's or reply's JSON (a listing of 10,000 jobs)
   size_t max_list_items = 100000;
   int max_image_side = rt::k_max_image_side;
 };

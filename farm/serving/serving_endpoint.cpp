@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/json_text.h"
 #include "base/limits.h"
 #include "transport/flow.h"
 
@@ -111,16 +112,42 @@ void ServingEndpoint::receive(double now) {
       continue;
     }
     ++m_messages_in;
-    on_frame(id, static_cast<const uint8_t*>(payload.data()), payload.size(), now);
+    on_frame(id, payload, now);
     quarantine_if_due(id);  // if this message took it past the limit
     if (m_handler.stop_reading()) break;
   }
 }
 
-void ServingEndpoint::on_frame(const std::string& identity, const uint8_t* data, size_t size, double now) {
-  proto::Decoded d = proto::decode(data, size);
+// The key CURVE authenticated for the connection `payload` came on ("" on a plaintext socket,
+// where libzmq sets no User-Id).
+static std::string client_key_of(zmq::message_t& payload) {
+  try {
+    const char* key = payload.gets("User-Id");
+    return key ? std::string(key) : std::string();
+  } catch (const zmq::error_t&) {
+    return "";
+  }
+}
+
+void ServingEndpoint::on_frame(const std::string& identity, zmq::message_t& payload, double now) {
+  proto::Decoded d = proto::decode(static_cast<const uint8_t*>(payload.data()), payload.size());
   if (!d.message) return bad_input(identity, d.error);
   if (const auto* hello = std::get_if<proto::Hello>(&*d.message)) return on_hello(identity, *hello, now);
+  if (auto* call = std::get_if<proto::ServiceCall>(&*d.message)) {
+    if (call->protocol_version != proto::k_protocol_version) {
+      send(identity, proto::ServiceReply{call->call, false,
+                                         "{" + json_field("error", "protocol version " + std::to_string(call->protocol_version) +
+                                                                          " is not supported; " + m_speaker + " speaks " +
+                                                                          std::to_string(proto::k_protocol_version)) + "}"});
+      return;
+    }
+    if (!m_handler.on_call(identity, client_key_of(payload), *call)) {
+      send(identity, proto::ServiceReply{call->call, false,
+                                         "{" + json_field("error", "this endpoint is not a farm service (farm serve) but " + m_speaker +
+                                                                          ", which takes no calls from clients") + "}"});
+    }
+    return;
+  }
   auto it = m_peers.find(identity);
   if (it == m_peers.end()) {
     // Declared dead, or never said hello: it must (re)join first.

@@ -63,6 +63,13 @@ class ServingHandler {
   virtual void on_sent(const ServedPeer&, size_t /*bytes*/) {}
   // Checked after each message: true ends this turn's reading (the master's job is done).
   virtual bool stop_reading() { return false; }
+  // A client's call (farm serve's clients), from any peer, joined or not; `client_key` is the
+  // Z85 public key CURVE authenticated ("" on a plaintext socket). The owner answers with a
+  // ServiceReply and returns true; false (the default): it serves no calls, and the endpoint
+  // says so to the caller.
+  virtual bool on_call(const std::string& /*identity*/, const std::string& /*client_key*/, proto::ServiceCall&) {
+    return false;
+  }
 };
 
 // What an owner's asset lookup found for a hash a peer asked for.
@@ -80,6 +87,7 @@ class ServingEndpoint {
   ServingEndpoint(std::unique_ptr<zmq::socket_t> socket, ServingHandler& handler, std::string speaker,
                   std::string log_prefix = "");
 
+  const std::string& speaker() const { return m_speaker; }
   zmq::socket_t& socket() { return *m_socket; }
   // Reads what is waiting, at most k_serve_receive_budget messages, at `now` (seconds).
   void receive(double now);
@@ -107,7 +115,7 @@ class ServingEndpoint {
   uint64_t messages_out() const { return m_messages_out; }
 
  private:
-  void on_frame(const std::string& identity, const uint8_t* data, size_t size, double now);
+  void on_frame(const std::string& identity, zmq::message_t& payload, double now);
   void on_hello(const std::string& identity, const proto::Hello& hello, double now);
   // Cuts `identity` off if its bad messages just went past the limit.
   void quarantine_if_due(const std::string& identity);
