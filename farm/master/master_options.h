@@ -46,6 +46,9 @@ struct MasterOptions {
   double recall_below = 0;
   bool compress = true;             // zstd on result pixels (results/bench_pixel_transfer.md)
   std::string build_id;             // reported to workers; empty = this binary's
+  // A service's queue id for the job (farm serve), 0 for a one-shot master: mixed into the id its
+  // messages carry, so that two submissions of one scene are two jobs to the workers.
+  uint64_t service_job = 0;
   // The journal (master/journal.h): accepted blocks made durable, for --resume after a crash.
   bool journal = true;
   std::string journal_path;   // empty = the output path + ".journal"

@@ -26,13 +26,18 @@ ServedJob::ServedJob(const MasterOptions& options, JobHost& host)
       m_start(Clock::now()),
       m_recalls(options.recall, options.recall_below, options.scheduling.heartbeat_interval * options.scheduling.liveness) {}
 
+void ServedJob::refuse(const std::string& why) {
+  spdlog::error("{}", why);
+  m_failure = why;
+}
+
 RunStatus ServedJob::setup() {
   try {
     check_job_output_paths(m_o);
     m_desc = load_scene_desc(m_o.render, m_whole_frame_reasons);
     m_frames = frames_to_render(m_o.render, m_desc);
     if (!check_frame_outputs(m_o, m_frames)) {
-      spdlog::error("interrupted: no image written");
+      refuse("interrupted: no image written");
       return RunStatus::failure;
     }
     rt::AssetSearch search;
@@ -46,6 +51,14 @@ RunStatus ServedJob::setup() {
     m_backend = describe_backend(scene_kind_of(m_settings), m_settings.renderer_options);
     m_job_identity = make_job_identity(m_manifest, m_settings, m_frames, m_encoding, !m_whole_frame_reasons.empty());
     m_job_id = m_job_identity.id;
+    // A service's job: its queue id mixed in (splitmix64's finaliser), so two submissions of the
+    // same scene and settings are told apart by the workers; its journal keeps the identity.
+    if (m_o.service_job != 0) {
+      uint64_t z = m_job_id ^ (m_o.service_job * 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      m_job_id = (z ^ (z >> 31)) | 1;  // never 0: 0 means "no job" to a worker
+    }
 
     const rt::RenderSettings& s = m_desc.settings;
     m_config = m_o.scheduling;
@@ -73,7 +86,7 @@ RunStatus ServedJob::setup() {
     m_config.block_size = initial_block_size(m_config);
     m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
   } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
+    refuse(error_text(e));
     return run_status_of(e);
   }
   try {
@@ -86,10 +99,7 @@ RunStatus ServedJob::setup() {
     // The preview is the first to load the meshes and images: a bad one is found here, before
     // any socket is bound or worker joins, and said as the scene's fault.
     const RunStatus status = run_status_of(e);
-    if (status == RunStatus::bad_input)
-      spdlog::error("{}", e.what());
-    else
-      spdlog::error("the preview render failed: {}", error_text(e));
+    refuse(status == RunStatus::bad_input ? std::string(e.what()) : "the preview render failed: " + error_text(e));
     return status;
   }
   return RunStatus::ok;
@@ -113,7 +123,7 @@ RunStatus ServedJob::open(ServingEndpoint& endpoint) {
     m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding), *m_store,
                                              m_job->scheduler());
   } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
+    refuse(error_text(e));
     return run_status_of(e);
   }
   if (m_live) m_live->maybe_publish(now(), *m_job);
@@ -160,6 +170,21 @@ std::string ServedJob::abort_reason(size_t peers, bool& bad_scene) const {
 
 std::vector<WorkerId> ServedJob::tick(double t) { return m_job->tick(t); }
 
+bool ServedJob::wants_copies() const {
+  const Scheduler& s = m_job->scheduler();
+  return s.pending_blocks() == 0 && s.outstanding_blocks() > 0 && m_config.max_copies > 1;
+}
+
+double ServedJob::progress() const {
+  const Scheduler& s = m_job->scheduler();
+  return s.total_pixels() > 0 ? static_cast<double>(s.completed_pixels()) / static_cast<double>(s.total_pixels()) : 0.0;
+}
+
+const std::string& ServedJob::renderer_name() const {
+  static const std::string names[] = {"native", "povray", "blender"};
+  return names[static_cast<int>(m_settings.renderer_kind)];
+}
+
 void ServedJob::turn() {
   const Scheduler& scheduler = m_job->scheduler();
   m_journal->sync_if_due();
@@ -177,13 +202,13 @@ RunStatus ServedJob::finish(const std::function<std::vector<std::string>()>& ser
   const double makespan = now();
   m_makespan = makespan;
   m_progress.done(makespan);
-  for (const auto& [identity, peer] : m_endpoint->peers()) send(identity, proto::JobDone{m_job_id});
+  for (WorkerId member : m_members) m_endpoint->send(member, proto::JobDone{m_job_id});
   const bool journal_whole = m_journal->close();
   std::vector<std::string> written;
   try {
     written = m_store->write_all(m_o.render.output_path, m_frames.size() > 1);
   } catch (const std::exception& e) {
-    spdlog::error("{}", error_text(e));
+    refuse(error_text(e));
     if (journal_whole) {
       spdlog::error("every rendered block is kept in the journal '{}': make room (or fix the path) and run the same "
                     "command with --resume to write the image without rendering again", m_journal->path());
@@ -192,6 +217,7 @@ RunStatus ServedJob::finish(const std::function<std::vector<std::string>()>& ser
     return RunStatus::failure;
   }
   for (const std::string& p : written) spdlog::info("wrote {}", p);
+  m_written = written;
   live_finished("complete in " + fixed(makespan, 3) + " s");
   m_journal->remove_unless(m_o.keep_journal);
   std::vector<std::string> fields = served_stats();

@@ -54,6 +54,8 @@ class ServedJob {
   RunStatus start_live_view();
   // Once the host's socket is bound: the files of the job (trace, journal) and the state they feed.
   RunStatus open(ServingEndpoint& endpoint);
+  // Why setup(), open() or finish() failed, as it was logged ("" if they did not).
+  const std::string& failure() const { return m_failure; }
 
   double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
   const Scheduler& scheduler() const { return m_job->scheduler(); }
@@ -73,6 +75,25 @@ class ServedJob {
   void bytes_out(WorkerId worker, size_t bytes) { m_job->bytes_out(worker, bytes); }
   // The host forgets the peer: the job's own bookkeeping of it goes too.
   void forget(WorkerId worker);
+  // The host moves the worker out of this job (to another job, or the job is paused or
+  // cancelled): it leaves the scheduler as a worker that left cleanly, and its blocks go back to
+  // the pool. `tell`: JobDone to it, so it stops rendering them (a worker moved to another job is
+  // told by that job's Welcome instead).
+  void release(WorkerId worker, bool tell);
+  // The peers that are in this job (joined it and not forgotten or released).
+  const std::set<WorkerId>& members() const { return m_members; }
+  // Whether the worker holds a lease of this job (a block handed to it and not yet settled).
+  bool holds_blocks(WorkerId worker) const { return !m_job->scheduler().attempts_of(worker).empty(); }
+  // What the service's dispatch asks: blocks not yet handed out, and whether an idle worker would
+  // get a copy of an outstanding one (the pool drained, results missing, copies allowed).
+  bool has_pending() const { return m_job->scheduler().pending_blocks() > 0; }
+  bool wants_copies() const;
+  double progress() const;  // fraction of the job's pixels committed
+  uint64_t wire_id() const { return m_job_id; }
+  const std::string& renderer_name() const;
+  bool sits_out(WorkerId worker) const { return m_sitting_out.count(worker) > 0; }
+  // The files finish() wrote (the images), for the service's fetch.
+  const std::vector<std::string>& written() const { return m_written; }
 
   // Why the job must end now, as far as the job itself knows ("" to go on): a scene every worker
   // would fail on (`bad_scene` set), a block that failed too often, every one of its `peers`
@@ -105,6 +126,7 @@ class ServedJob {
   void on_block_failed(ServedPeer& peer, const proto::BlockFailed& m);
   void on_error(ServedPeer& peer, const proto::Error& m);
   void live_finished(const std::string& outcome);
+  void refuse(const std::string& why);  // logs it and keeps it for failure()
 
   const MasterOptions& m_o;
   JobHost& m_host;
@@ -128,6 +150,9 @@ class ServedJob {
   RecallSupervisor m_recalls;  // recalls between relays, as the simulator makes them
   std::string m_scene_failure;  // a worker's report that the scene is bad: the job ends
   bool m_scene_loaded_somewhere = false;  // some worker loaded it: a failure is then that worker's
+  std::string m_failure;
+  std::set<WorkerId> m_members;     // the peers in this job (all of a one-shot master's)
+  std::vector<std::string> m_written;  // the images finish() wrote
   std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)
   // Set when a block's renders failed k_max_block_failures times (JobController::block_failed):
   // the job ends with it instead of retrying forever.

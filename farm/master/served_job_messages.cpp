@@ -11,6 +11,7 @@
 namespace farm {
 
 void ServedJob::forget(WorkerId worker) {
+  m_members.erase(worker);
   m_sitting_out.erase(worker);
   // Recalls from or for it are moot: its leases went back to the pool with it.
   m_recalls.relay_gone(worker);
@@ -24,11 +25,19 @@ void ServedJob::on_quarantined(ServedPeer& peer) {
 }
 
 
+void ServedJob::release(WorkerId worker, bool tell) {
+  if (!m_members.count(worker)) return;
+  if (tell) m_endpoint->send(worker, proto::JobDone{m_job_id});
+  if (m_job->scheduler().has_worker(worker)) m_job->leave(worker, now(), false);
+  forget(worker);
+}
+
 void ServedJob::on_hello(ServedPeer& p, bool joined, const ServedPeer& before) {
   // Its render slots: a POV-Ray worker runs several povray processes per thread (they mostly
   // wait), and the policies must queue work for all of them.
   const int per_thread = m_backend.renders_per_thread;
   if (joined) {
+    m_members.insert(p.id);
     m_job->join(p.id, p.name, p.threads * per_thread, now(), p.site_workers);
     if (p.site_workers > 0) {
       spdlog::info("relay {} '{}' joined for a site of {} worker(s), {} thread(s)", p.id, p.name, p.site_workers,
