@@ -99,11 +99,18 @@ DispatchDecision JobDispatch::decide(WorkerId worker, bool idle, Seconds now) {
   };
   auto usable = [&](const Job& j) { return !j.paused && can_serve(w, j); };
 
+  // The highest priority with any use for this worker (blocks, or copies of its outstanding
+  // ones): nothing below it gets the worker (rule 1), so a job of higher priority finishes first.
+  std::optional<int> ceiling;
+  for (const auto& [id, j] : m_jobs)
+    if (usable(j) && (j.pending || j.wants_copies) && (!ceiling || j.priority > *ceiling)) ceiling = j.priority;
+  if (!ceiling) return wait;
+
   // Rule 1: the highest priority with blocks to hand out that this worker can render.
   bool any = false;
   int top = 0;
   for (const auto& [id, j] : m_jobs) {
-    if (!usable(j) || !j.pending) continue;
+    if (!usable(j) || !j.pending || j.priority < *ceiling) continue;
     if (!any || j.priority > top) top = j.priority;
     any = true;
   }
@@ -143,11 +150,13 @@ DispatchDecision JobDispatch::decide(WorkerId worker, bool idle, Seconds now) {
   }
 
   // Rule 4: no blocks to hand out anywhere; copies of outstanding ones, its own job first.
-  if (current != m_jobs.end() && usable(current->second) && current->second.wants_copies) return go(current->first);
+  if (current != m_jobs.end() && usable(current->second) && current->second.wants_copies &&
+      current->second.priority >= *ceiling)
+    return go(current->first);
   std::optional<JobKey> best;
   std::tuple<int, double, uint64_t> best_key{};
   for (const auto& [id, j] : m_jobs) {
-    if (!usable(j) || !j.wants_copies) continue;
+    if (!usable(j) || !j.wants_copies || j.priority < *ceiling) continue;
     const std::tuple<int, double, uint64_t> key{-j.priority, j.decayed, j.order};
     if (!best || key < best_key) {
       best = id;

@@ -5,7 +5,8 @@
 //
 // The rules, in order:
 // 1. Priority first. A worker goes to the highest-priority job that has blocks to hand out and
-//    that it can render; lower priorities get no worker while a higher one has pending blocks.
+//    that it can render; lower priorities get no worker while a higher one has pending blocks,
+//    or outstanding blocks it would copy (rule 4): a higher priority finishes first.
 // 2. Equal priorities share in proportion: each such job's target is an equal part of the
 //    threads of the workers that can serve them. A worker stays with its job while that job
 //    holds no more than its target (switching costs a scene load); otherwise it moves to the job
@@ -14,9 +15,9 @@
 //    one by an old one's history), then to the oldest job.
 // 3. A worker switches only when it holds no block of its job (`idle`): until then it is told to
 //    wait, so no rendered block is abandoned and the switch costs at most one block time.
-// 4. When no job has blocks to hand out, a worker keeps serving its job if that job can use
-//    copies of its outstanding blocks (reassignment, first result wins), else any such job of the
-//    highest priority; else it waits.
+// 4. When no job of the highest priority with work has blocks to hand out, a worker keeps serving
+//    its job if that job (of that priority) can use copies of its outstanding blocks
+//    (reassignment, first result wins), else any such job of the highest priority; else it waits.
 #pragma once
 
 #include <cstdint>

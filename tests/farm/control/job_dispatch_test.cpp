@@ -135,17 +135,33 @@ TEST_CASE("dispatch: a worker gets only jobs it can render") {
 TEST_CASE("dispatch: with no blocks to hand out, a worker takes copies of its own job's, then the highest priority's") {
   JobDispatch d;
   d.add_job(1, 0, "native", 0);
-  d.add_job(2, 5, "native", 0);
+  d.add_job(2, 0, "native", 0);
+  d.add_job(3, 5, "native", 0);
   d.worker_joined(10, 1, k_native, 0);
   d.set_work(1, true, false);
   CHECK(ask(d, 10, 0).job == 1);
   d.set_work(1, false, true);
   d.set_work(2, false, true);
-  CHECK(ask(d, 10, 1).job == 1);  // its own job's copies: no scene to load
+  CHECK(ask(d, 10, 1).job == 1);  // its own job's copies at the same priority: no scene to load
   d.set_work(1, false, false);
   CHECK(ask(d, 10, 2).job == 2);
+  d.set_work(3, false, true);
+  CHECK(ask(d, 10, 3).job == 3);  // a higher priority's copies before its own job's
   d.set_work(2, false, false);
-  CHECK(ask(d, 10, 3).kind == DispatchDecision::Kind::wait);
+  d.set_work(3, false, false);
+  CHECK(ask(d, 10, 4).kind == DispatchDecision::Kind::wait);
+}
+
+TEST_CASE("dispatch: a lower priority gets no worker while a higher one can use it for copies") {
+  JobDispatch d;
+  d.add_job(1, 1, "native", 0);
+  d.add_job(2, 5, "native", 0);
+  d.worker_joined(10, 1, k_native, 0);
+  d.set_work(1, true, false);
+  d.set_work(2, false, true);  // its pool drained, a block still out: the worker copies it
+  CHECK(ask(d, 10, 0).job == 2);
+  d.set_work(2, false, false);  // done: now the lower priority
+  CHECK(ask(d, 10, 1).job == 1);
 }
 
 TEST_CASE("dispatch: worker-seconds accrue per thread, and the decayed use halves every half-life") {
