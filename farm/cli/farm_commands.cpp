@@ -46,7 +46,7 @@ int exit_code_after_signal(RunStatus status, const char* who) {
   return exit_code(status);
 }
 
-void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen) {
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen, const std::string& wait_flag) {
   // Unset (0) unless given: the policy's default then applies (initial_block_size).
   cmd.add_option("--block", o.block_size,
                  "Initial block size S0 (pixels, side of a square; default: the policy's, " +
@@ -55,7 +55,7 @@ void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chos
       ->transform(in_range(1, k_max_block_side));
   CLI::Option* min_block = cmd.add_option("--min-block", o.min_block, "Halving (policies seed and adaptive) never goes below this size")
                                ->transform(in_range(1, k_max_block_side));
-  cmd.add_option("--wait", o.base_wait,
+  cmd.add_option(wait_flag, o.base_wait,
                  "Base waiting time in seconds before a worker's block size is halved (policies seed and adaptive)")
       ->transform(in_range(0.001, 1e6));
   cmd.add_option("--max-copies", o.max_copies, "Holders of one block at once once the pool drains (1 = no reassignment)")

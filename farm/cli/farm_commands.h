@@ -30,7 +30,11 @@ struct RenderCommandOptions {
 // --block, --min-block, --wait, --max-copies and --policy, bound to the scheduler's own settings.
 // `policy_chosen`, when given, says after parsing whether --policy was given (an unset --block is
 // 0 in `o`: the policy's default, initial_block_size).
-void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen = nullptr);
+// `wait_flag`: the waiting time's flag (`farm submit` calls it --wait-time: its --wait follows the job).
+void add_scheduling_options(CLI::App& cmd, SchedulerConfig& o, bool* policy_chosen = nullptr,
+                            const std::string& wait_flag = "--wait");
+// --heartbeat and --liveness: how fast a silent worker is declared dead (interval x liveness).
+void add_liveness_options(CLI::App& cmd, SchedulerConfig& o);
 // `--auto CLUSTER.toml`: pick policy, block size and waiting time with `farm plan` first.
 struct MasterCommandOptions {
   MasterOptions master;

@@ -10,6 +10,7 @@
 #include "cli/keygen_command.h"
 #include "cli/plan_command.h"
 #include "cli/relay_command.h"
+#include "cli/service_commands.h"
 #include "cli/sim_command.h"
 #include "cli/single_command.h"
 #include "job/build_id.h"
@@ -92,6 +93,8 @@ int run(int argc, char** argv) {
   farm::add_journal_command(app, journal);
   farm::KeygenOptions keygen;
   farm::add_keygen_command(app, keygen);
+  farm::ServiceCommands service;
+  farm::add_service_commands(app, service);
 
   try {
     app.parse(argc, argv);
@@ -116,6 +119,7 @@ int run(int argc, char** argv) {
   if (app.got_subcommand("journal")) return farm::run_journal_command(journal);
   if (app.got_subcommand("keygen")) return farm::run_keygen_command(keygen);
   if (app.got_subcommand("relay")) return farm::run_relay_command(relay);
+  if (int code = farm::run_service_command(app, service); code >= 0) return code;
   if (app.got_subcommand("render")) {
     // Local workers are this same binary.
     char self[PATH_MAX];

@@ -159,7 +159,7 @@ JobStore::JobStore(const std::string& path) : m_path(path) {
       const std::string version = get.text(0);
       if (version != std::to_string(k_schema_version)) {
         throw std::runtime_error("the job database '" + path + "' has schema version " + version + "; this farm reads " +
-                                 std::to_string(k_schema_version) + ": use the farm that wrote it, or another --state folder");
+                                 std::to_string(k_schema_version) + ": use the farm that wrote it, or another state folder");
       }
     } else {
       Statement put(m_db, "INSERT INTO meta(key, value) VALUES('schema', ?1)", m_path);

@@ -1,0 +1,104 @@
+// The service's host (service.h): the endpoint, the queue, the uploaded files, the jobs it serves
+// now and which worker serves which. Internal to farm/service: service.cpp is its loop, its
+// workers and its jobs' lives; service_calls.cpp what each client call does.
+#pragma once
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "assets/asset_cache.h"
+#include "control/job_dispatch.h"
+#include "master/served_job.h"
+#include "queue/job_store.h"
+#include "security/zap_handler.h"
+#include "service/job_submission.h"
+#include "service/service.h"
+#include "serving/serving_endpoint.h"
+
+namespace farm::service_detail {
+
+// A job the service serves now (queued, running or paused), as a ServedJob.
+struct ActiveJob {
+  JobRecord record;
+  JobSubmission submission;
+  MasterOptions options;  // the ServedJob holds a reference: an ActiveJob never moves
+  std::unique_ptr<ServedJob> job;
+  std::string scene_dir;  // the job's files laid out under their names (removed at its end)
+  double last_progress_saved = -1;
+};
+
+class ServiceHost : private ServingHandler, private JobHost {
+ public:
+  explicit ServiceHost(const ServiceOptions& o);
+  ~ServiceHost() override;
+  RunStatus run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double now() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  static double wall_now();  // seconds since the epoch, for the queue's records
+
+  // ---- service.cpp: start, loop, workers, jobs' lives
+  RunStatus open();
+  void resume_unfinished();
+  // Sets the job up (its files laid out, its scene loaded, its journal opened; resumed from it
+  // at a restart) and starts serving it. "" or why it cannot be served (it is then failed).
+  std::string activate(const JobRecord& record, bool resume);
+  void turn();
+  void finish(int64_t id);
+  void fail(int64_t id, const std::string& why);
+  // The job leaves the service's hands (done, failed, cancelled): its workers are free.
+  void retire(int64_t id);
+  // Its workers leave it (told to stop its blocks), and the dispatch is told.
+  void release_all(ActiveJob& a);
+  void refresh_work();
+  // A worker asking for blocks, or one that holds no job: served from the job the dispatch picks.
+  void serve_request(ServedPeer& peer, const proto::WorkRequest* request);
+  void move(ServedPeer& peer, int64_t to);
+  ActiveJob* job_of(WorkerId worker);
+  void set_state(ActiveJob& a, JobState to, const std::string& who, const std::string& reason = "");
+
+  // ServingHandler
+  void on_hello(ServedPeer& peer, bool joined, const ServedPeer& before) override;
+  void on_heard(ServedPeer& peer, double t) override;
+  void on_message(ServedPeer& peer, proto::Message& message) override;
+  void on_quarantined(ServedPeer& peer) override;
+  void on_round_trip(ServedPeer& peer, double seconds) override;
+  void on_sent(const ServedPeer& peer, size_t bytes) override;
+  bool on_call(const std::string& identity, const std::string& client_key, proto::ServiceCall& call) override;
+  // JobHost
+  void drop(WorkerId worker) override;
+
+  // ---- service_calls.cpp
+  void reply(const std::string& identity, uint64_t call, bool ok, const std::string& body,
+             std::vector<uint8_t> data = {});
+  std::string call_submit(const std::string& owner, const std::string& body, bool& ok);
+  std::string call_upload(const std::string& body, const std::vector<uint8_t>& data, bool& ok);
+  std::string call_jobs(const std::string& body);
+  std::string call_job(const std::string& body, bool& ok);
+  std::string call_control(const std::string& command, const std::string& caller, const std::string& body, bool& ok);
+  std::string call_fetch(const std::string& body, bool& ok, std::vector<uint8_t>& data);
+  std::string job_json(const JobRecord& r) const;
+  bool may_control(const std::string& caller, const JobRecord& r) const;
+
+  const ServiceOptions& m_o;
+  Clock::time_point m_start = Clock::now();
+  zmq::context_t m_ctx;
+  std::unique_ptr<security::ZapHandler> m_zap;  // outlives the socket it guards
+  std::unique_ptr<ServingEndpoint> m_endpoint;
+  std::unique_ptr<JobStore> m_store;
+  std::unique_ptr<AssetCache> m_files;  // uploads, content-addressed: STATE/files
+  JobDispatch m_dispatch;
+  std::map<int64_t, std::unique_ptr<ActiveJob>> m_active;
+  std::map<WorkerId, int64_t> m_job_of;  // every joined worker: its job, 0 for none
+  double m_last_heartbeat = -1;
+};
+
+// The name a client key goes by in listings and ownership: "local" without keys (loopback).
+std::string owner_of(const std::string& client_key);
+
+}  // namespace farm::service_detail

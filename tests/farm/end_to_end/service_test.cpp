@@ -1,0 +1,216 @@
+// `farm serve` end to end (docs/service.md): jobs submitted with priorities share two workers
+// block by block, each image byte-identical to `farm single`'s; pause, resume and cancel from the
+// command line; kill -9 of the service loses no job and no committed block; keys decide who may
+// submit and who may control a job. Ephemeral loopback ports; every process is ended by its Child.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "farm/farm_fixture.h"
+#include "farm/process.h"
+
+TEST_SUITE_BEGIN("integration");
+
+namespace fs = std::filesystem;
+using namespace farm_fixture;
+using nlohmann::json;
+using test_process::Child;
+
+namespace {
+
+std::unique_ptr<Child> start_service(const Fixture& f, const std::string& state, const std::string& bind = "tcp://127.0.0.1:*",
+                                     std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {k_farm, "serve", "--state", f.path(state), "--bind", bind, "--heartbeat", "0.2",
+                                   "--liveness", "5"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto s = std::make_unique<Child>(args, f.path(state + ".log"));
+  REQUIRE(s->wait_for_log("listening on", 20));
+  return s;
+}
+
+std::unique_ptr<Child> service_worker(const Fixture& f, const std::string& endpoint, const std::string& name,
+                                      std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {k_farm, "worker", "--connect", endpoint, "--threads", "1", "--name", name, "--cache",
+                                   f.cache(), "--give-up-after", "60"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return std::make_unique<Child>(args, f.path(name + ".log"));
+}
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+// A client command; its output (stdout and stderr) returned.
+Ran client(const Fixture& f, std::vector<std::string> args, const std::string& log_name) {
+  args.insert(args.begin(), k_farm);
+  Ran r;
+  r.code = test_process::run(args, f.path(log_name), 120);
+  std::ifstream in(f.path(log_name));
+  r.out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+json job_of(const Fixture& f, const std::string& ep, int id) {
+  Ran r = client(f, {"job", std::to_string(id), "--server", ep, "--json"}, "job.log");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  return json::parse(r.out);
+}
+
+double event_at(const json& job, const std::string& what) {
+  for (const json& e : job["history"])
+    if (e["what"] == what) return e["at"].get<double>();
+  return -1;
+}
+
+int submit(const Fixture& f, const std::string& ep, const std::string& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"submit", f.scene, "-o", out, "--server", ep, "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Ran r = client(f, args, "submit.log");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(r.out, m, std::regex("\\{\"id\":([0-9]+)\\}")), r.out);
+  return std::stoi(m[1]);
+}
+
+bool wait_until(const std::function<bool()>& ok, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("service: priorities 1, 5, 5 on two workers: the 5s share them and end before the 1 starts, all equal single") {
+  Fixture f("service_priorities", 1500);
+  auto service = start_service(f, "state");
+  const std::string ep = endpoint_from(*service);
+  // Queued before any worker comes, so the dispatch sees all three at once.
+  const int low = submit(f, ep, "low.png", {"--priority", "1", "--name", "low", "--block", "16", "--policy", "fixed"});
+  const int high_a = submit(f, ep, "a.png", {"--priority", "5", "--name", "a", "--block", "16", "--policy", "fixed"});
+  const int high_b = submit(f, ep, "b.png", {"--priority", "5", "--name", "b", "--block", "16", "--policy", "fixed"});
+  auto w1 = service_worker(f, ep, "w1");
+  auto w2 = service_worker(f, ep, "w2");
+  for (int id : {high_a, high_b, low}) {
+    CAPTURE(id);
+    Ran r = client(f, {"wait", std::to_string(id), "--server", ep, "-o", f.path("job" + std::to_string(id) + ".png")},
+                   "wait.log");
+    REQUIRE_MESSAGE(r.code == 0, std::string(r.out + service->log()));
+    CHECK(test_process::same_file(f.path("job" + std::to_string(id) + ".png"), f.reference));
+  }
+  const json a = job_of(f, ep, high_a), b = job_of(f, ep, high_b), l = job_of(f, ep, low);
+  INFO(a.dump(), b.dump(), l.dump(), service->log());
+  // The two 5s ran at once (each started before the other ended)...
+  CHECK(event_at(a, "running") < event_at(b, "done"));
+  CHECK(event_at(b, "running") < event_at(a, "done"));
+  // ...and the 1 got its first worker after both had ended.
+  CHECK(event_at(l, "running") >= event_at(a, "done"));
+  CHECK(event_at(l, "running") >= event_at(b, "done"));
+  const std::string log = service->log();
+  // One worker each (whichever joined first takes the older).
+  CHECK(std::regex_search(log, std::regex("'w[12]' serves job " + std::to_string(high_a) + "\n")));
+  CHECK(std::regex_search(log, std::regex("'w[12]' serves job " + std::to_string(high_b) + "\n")));
+  // `farm jobs` lists them; a client's table and JSON agree.
+  Ran jobs = client(f, {"jobs", "--server", ep, "--json"}, "jobs.log");
+  REQUIRE(jobs.code == 0);
+  const json listed = json::parse(jobs.out)["jobs"];
+  REQUIRE(listed.size() == 3);
+  for (const json& j : listed) {
+    CHECK(j["state"] == "done");
+    CHECK(j["progress"] == 1.0);
+  }
+}
+
+TEST_CASE("service: pause takes a job's blocks back at once, resume finishes it exactly, cancel ends another") {
+  Fixture f("service_control", 4000);
+  auto service = start_service(f, "state");
+  const std::string ep = endpoint_from(*service);
+  auto w1 = service_worker(f, ep, "w1");
+  auto w2 = service_worker(f, ep, "w2");
+  const int id = submit(f, ep, "job.png", {"--block", "8", "--policy", "fixed"});
+  REQUIRE(wait_until([&] { return job_of(f, ep, id)["progress"].get<double>() > 0.1; }, 60));
+  Ran paused = client(f, {"pause", std::to_string(id), "--server", ep}, "pause.log");
+  REQUIRE_MESSAGE(paused.code == 0, paused.out);
+  json j = job_of(f, ep, id);
+  CHECK(j["state"] == "paused");
+  CHECK(j["workers"] == 0);
+  const double at_pause = j["progress"].get<double>();
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  j = job_of(f, ep, id);
+  CHECK(j["state"] == "paused");
+  CHECK(j["progress"].get<double>() <= at_pause + 1e-9);  // nothing committed while paused
+  CHECK(at_pause < 1.0);
+  // Another job takes the workers meanwhile, and is cancelled.
+  const int other = submit(f, ep, "other.png", {"--block", "8", "--policy", "fixed"});
+  REQUIRE(wait_until([&] { return job_of(f, ep, other)["workers"].get<int>() > 0; }, 30));
+  Ran cancelled = client(f, {"cancel", std::to_string(other), "--server", ep}, "cancel.log");
+  REQUIRE_MESSAGE(cancelled.code == 0, cancelled.out);
+  CHECK(job_of(f, ep, other)["state"] == "cancelled");
+  Ran again = client(f, {"cancel", std::to_string(other), "--server", ep}, "cancel2.log");
+  CHECK(again.code == 2);
+  CHECK(again.out.find("is cancelled: it cannot be cancelled") != std::string::npos);
+  REQUIRE(client(f, {"resume", std::to_string(id), "--server", ep}, "resume.log").code == 0);
+  Ran waited = client(f, {"wait", std::to_string(id), "--server", ep, "-o", f.path("fetched.png")}, "wait.log");
+  REQUIRE_MESSAGE(waited.code == 0, std::string(waited.out + service->log()));
+  CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  Ran fetch_cancelled = client(f, {"fetch", std::to_string(other), "--server", ep, "-o", f.path("x.png")}, "fetch.log");
+  CHECK(fetch_cancelled.code == 2);
+  CHECK(!fs::exists(f.path("x.png")));
+  // Bad ids and calls say what is wrong.
+  Ran unknown = client(f, {"pause", "99", "--server", ep}, "unknown.log");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("no job 99") != std::string::npos);
+}
+
+TEST_CASE("service: kill -9 mid-job, restart: the queue is as before and the job completes from its journal") {
+  Fixture f("service_restart", 6000);
+  auto service = start_service(f, "state");
+  const std::string ep = endpoint_from(*service);
+  auto w1 = service_worker(f, ep, "w1");
+  const int first = submit(f, ep, "first.png", {"--width", "16", "--height", "12", "--spp", "2"});
+  REQUIRE(client(f, {"wait", std::to_string(first), "--server", ep}, "wait1.log").code == 0);
+  const int id = submit(f, ep, "job.png", {"--block", "8", "--policy", "fixed", "--name", "long"});
+  const int queued = submit(f, ep, "queued.png", {"--paused", "--name", "later"});
+  REQUIRE(wait_until([&] { return job_of(f, ep, id)["progress"].get<double>() > 0.25; }, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the journal's fdatasync interval
+  service->kill(SIGKILL);
+  // The same port: the worker reconnects by itself.
+  service = start_service(f, "state", ep);
+  const std::string log = service->log();
+  INFO(log);
+  CHECK(log.find("job " + std::to_string(id) + " 'long' (running): taken up again from its journal") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(log, m, std::regex("([0-9]+) block\\(s\\), [0-9.]+% of the pixels, already rendered")));
+  const int resumed = std::stoi(m[1]);
+  CHECK(resumed > 0);
+  Ran jobs = client(f, {"jobs", "--server", ep, "--json"}, "jobs.log");
+  REQUIRE(jobs.code == 0);
+  INFO(jobs.out);
+  std::map<int, std::string> states;
+  const json listing = json::parse(jobs.out);
+  for (const json& j : listing["jobs"]) states[j["id"].get<int>()] = j["state"].get<std::string>();
+  CHECK(states[first] == "done");
+  CHECK(states[id] == "running");
+  CHECK(states[queued] == "paused");
+  Ran waited = client(f, {"wait", std::to_string(id), "--server", ep, "-o", f.path("fetched.png")}, "wait.log");
+  REQUIRE_MESSAGE(waited.code == 0, std::string(waited.out + service->log()));
+  CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  // No committed block rendered again: those rendered after the restart and those taken from the
+  // journal make the grid exactly (61x45 in blocks of 8: 8 x 6).
+  const std::string final_log = service->log();
+  REQUIRE(std::regex_search(final_log, m,
+                            std::regex("job " + std::to_string(id) + " 'long' is done in [0-9.]+ s: ([0-9]+) block\\(s\\) "
+                                       "rendered, ([0-9]+) taken from its journal")));
+  CHECK(std::stoi(m[2]) == resumed);
+  CHECK(std::stoi(m[1]) + std::stoi(m[2]) == 8 * 6);
+  Ran fetched_first = client(f, {"fetch", std::to_string(first), "--server", ep, "-o", f.path("first.png")}, "fetch.log");
+  CHECK(fetched_first.code == 0);
+}
