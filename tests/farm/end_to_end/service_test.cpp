@@ -214,3 +214,42 @@ TEST_CASE("service: kill -9 mid-job, restart: the queue is as before and the job
   Ran fetched_first = client(f, {"fetch", std::to_string(first), "--server", ep, "-o", f.path("first.png")}, "fetch.log");
   CHECK(fetched_first.code == 0);
 }
+
+TEST_CASE("service: with keys, a client without an allowed key cannot submit, and a user cannot cancel another's job") {
+  Fixture f("service_keys", 2);
+  fs::create_directories(f.path("allowed"));
+  for (const std::string name : {"service", "allowed/alice", "allowed/bob", "mallory"})
+    REQUIRE(client(f, {"keygen", f.path(name)}, "keygen.log").code == 0);
+  auto service = start_service(f, "state", "tcp://127.0.0.1:*",
+                               {"--key", f.path("service.key"), "--allow", f.path("allowed")});
+  const std::string ep = endpoint_from(*service);
+  auto as = [&](const std::string& who) {
+    return std::vector<std::string>{"--server", ep, "--key", f.path(who + ".key"), "--server-key", f.path("service.pub")};
+  };
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  // Mallory's key is not allowed: the handshake is refused, nothing is queued.
+  Ran refused = client(f, with({"submit", f.scene, "-o", "m.png", "--timeout", "3"}, as("mallory")), "mallory.log");
+  CHECK(refused.code == 1);
+  CHECK(refused.out.find("no answer from a farm service") != std::string::npos);
+  // Alice submits; Bob may look but not cancel; Alice may.
+  Ran submitted = client(f, with({"submit", f.scene, "-o", "a.png", "--paused", "--json"}, as("allowed/alice")), "alice.log");
+  REQUIRE_MESSAGE(submitted.code == 0, submitted.out);
+  Ran listed = client(f, with({"jobs", "--json"}, as("allowed/bob")), "bob_jobs.log");
+  REQUIRE(listed.code == 0);
+  const json listing = json::parse(listed.out);
+  REQUIRE(listing["jobs"].size() == 1);
+  const std::string id = std::to_string(listing["jobs"][0]["id"].get<int>());
+  Ran bob = client(f, with({"cancel", id}, as("allowed/bob")), "bob_cancel.log");
+  CHECK(bob.code == 2);
+  CHECK(bob.out.find("is not yours") != std::string::npos);
+  Ran alice = client(f, with({"cancel", id}, as("allowed/alice")), "alice_cancel.log");
+  CHECK_MESSAGE(alice.code == 0, alice.out);
+  // A master is not a service: a client is told so.
+  auto master = start_master(f, f.path("m.png"));
+  Ran wrong = client(f, {"jobs", "--server", endpoint_from(*master)}, "wrong.log");
+  CHECK(wrong.code == 2);
+  CHECK(wrong.out.find("not a farm service") != std::string::npos);
+}
