@@ -364,7 +364,12 @@ class Loader {
 std::unique_ptr<Scene> load_scene(const SceneDesc& desc, const LoadOptions& options) {
   auto scene = std::make_unique<Scene>(options.texture_cache_mb);
   scene->desc = desc;
-  std::string config = options.embree_threads > 0 ? "threads=" + std::to_string(options.embree_threads) : "";
+  // Embree picks its kernels at run time, and its AVX-512 kernels (like its SSE/AVX ones) give hit
+  // distances and barycentrics that differ in the last bits from its AVX2 ones: one scene rendered
+  // on an AVX2 and on an AVX-512 machine would differ. Capping at AVX2 makes every machine with
+  // AVX2 (x86-64-v3) render the same bits, golden images and a farm's mixed workers included.
+  std::string config = "max_isa=avx2";
+  if (options.embree_threads > 0) config += ",threads=" + std::to_string(options.embree_threads);
   scene->device = EmbreeDevice(config);
   scene->root = EmbreeScene(scene->device);
 
