@@ -1,7 +1,7 @@
 # What `cmake --install` puts where, and the Debian package CPack makes of it (`cpack -G DEB` in a
 # build folder configured with -DCMAKE_INSTALL_PREFIX=/usr, as tools/package/build_deb.sh does):
 # the farm binary (its live page and Blender bridge are built in), the bundled scenes, the docs,
-# and a systemd unit for a worker that stays.
+# and systemd units for a worker that stays and for the farm service (farm serve).
 include(GNUInstallDirs)
 
 install(TARGETS farm RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -10,12 +10,14 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 # The unit names the installed binary and settings: /usr/bin and /etc/default with the prefix /usr
 # (a package's; GNUInstallDirs maps /usr's etc to /etc), /usr/local/... with the default prefix.
-configure_file(${CMAKE_CURRENT_LIST_DIR}/farm-worker.service.in ${PROJECT_BINARY_DIR}/farm-worker.service @ONLY)
-# systemd's unit folder under the prefix (/usr/lib/systemd/system in the package).
-install(FILES ${PROJECT_BINARY_DIR}/farm-worker.service DESTINATION lib/systemd/system)
-# The unit's settings: a conffile of the package (dpkg keeps the admin's edits on upgrade).
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/farm-worker.default DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default
-        RENAME farm-worker)
+foreach(unit farm-worker farm-serve)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${unit}.service.in ${PROJECT_BINARY_DIR}/${unit}.service @ONLY)
+  # systemd's unit folder under the prefix (/usr/lib/systemd/system in the package).
+  install(FILES ${PROJECT_BINARY_DIR}/${unit}.service DESTINATION lib/systemd/system)
+  # The unit's settings: a conffile of the package (dpkg keeps the admin's edits on upgrade).
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/${unit}.default DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default
+          RENAME ${unit})
+endforeach()
 
 set(CPACK_PACKAGE_NAME farm)
 set(CPACK_PACKAGE_VENDOR "the farm project")
