@@ -8,6 +8,7 @@ namespace farm {
 void JobDispatch::add_job(JobKey job, int priority, const std::string& renderer, Seconds now) {
   accrue(now);
   Job j;
+  j.key = job;
   j.priority = priority;
   j.renderer = renderer;
   j.order = m_next_order++;
@@ -79,6 +80,11 @@ void JobDispatch::accrue(Seconds now) {
     j.total += j.threads * dt;
     j.updated = now;
   }
+}
+
+void JobDispatch::exclude(WorkerId worker, JobKey job) {
+  auto it = m_workers.find(worker);
+  if (it != m_workers.end()) it->second.excluded.insert(job);
 }
 
 DispatchDecision JobDispatch::decide(WorkerId worker, bool idle, Seconds now) {

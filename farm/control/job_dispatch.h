@@ -62,6 +62,9 @@ class JobDispatch {
   // `renderers`: what it can run (its backends and versions).
   void worker_joined(WorkerId worker, int threads, const std::set<std::string>& renderers, Seconds now);
   void worker_left(WorkerId worker, Seconds now);
+  // The worker cannot take part in `job` (it refused it: a renderer or version it lacks, an option
+  // it will not run; or it was benched for failing its blocks): it gets that job no more.
+  void exclude(WorkerId worker, JobKey job);
   // The service moved the worker to `job` (it sent the welcome), or released it (job 0).
   void assign(WorkerId worker, JobKey job, Seconds now);
 
@@ -75,6 +78,7 @@ class JobDispatch {
 
  private:
   struct Job {
+    JobKey key = 0;
     int priority = 0;
     std::string renderer;
     uint64_t order = 0;
@@ -90,12 +94,15 @@ class JobDispatch {
     int threads = 1;
     std::set<std::string> renderers;
     JobKey job = 0;  // 0: none
+    std::set<JobKey> excluded;  // jobs it cannot take part in
   };
   // The job's decayed worker-seconds at `now`, its threads accruing since it was last updated.
   double decayed_at(const Job& j, Seconds now) const;
   // Brings every job's usage up to `now` (each serving worker's threads accrue).
   void accrue(Seconds now);
-  bool can_serve(const Worker& w, const Job& j) const { return w.renderers.count(j.renderer) > 0; }
+  bool can_serve(const Worker& w, const Job& j) const {
+    return w.renderers.count(j.renderer) > 0 && !w.excluded.count(j.key);
+  }
 
   Seconds m_half_life;
   std::map<JobKey, Job> m_jobs;

@@ -91,7 +91,11 @@ class ServedJob {
   double progress() const;  // fraction of the job's pixels committed
   uint64_t wire_id() const { return m_job_id; }
   const std::string& renderer_name() const;
-  bool sits_out(WorkerId worker) const { return m_sitting_out.count(worker) > 0; }
+  // Why the worker sits this job out (benched for failures, or it refused the job), "" if it does not.
+  std::string sits_out(WorkerId worker) const {
+    auto it = m_sit_out_why.find(worker);
+    return it == m_sit_out_why.end() ? std::string() : it->second;
+  }
   // The files finish() wrote (the images), for the service's fetch.
   const std::vector<std::string>& written() const { return m_written; }
 
@@ -153,6 +157,7 @@ class ServedJob {
   std::string m_failure;
   std::set<WorkerId> m_members;     // the peers in this job (all of a one-shot master's)
   std::vector<std::string> m_written;  // the images finish() wrote
+  std::map<WorkerId, std::string> m_sit_out_why;  // why each of m_sitting_out does
   std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)
   // Set when a block's renders failed k_max_block_failures times (JobController::block_failed):
   // the job ends with it instead of retrying forever.

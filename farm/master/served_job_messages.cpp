@@ -13,6 +13,7 @@ namespace farm {
 void ServedJob::forget(WorkerId worker) {
   m_members.erase(worker);
   m_sitting_out.erase(worker);
+  m_sit_out_why.erase(worker);
   // Recalls from or for it are moot: its leases went back to the pool with it.
   m_recalls.relay_gone(worker);
 }
@@ -173,6 +174,7 @@ void ServedJob::on_block_failed(ServedPeer& peer, const proto::BlockFailed& m) {
     const std::string why = fmt::format("its renderer failed {} blocks in a row, the last with: {}", count.in_row, m.reason);
     spdlog::warn("worker {} '{}' sits the rest of this job out: {}", peer.id, peer.name, why);
     m_sitting_out.insert(peer.id);
+    m_sit_out_why[peer.id] = why;
     m_last_out_for_the_job = fmt::format("benched being worker {} '{}': {}", peer.id, peer.name, why);
     if (m_live) m_live->worker_sits_out(peer.id, why);
   }
@@ -246,6 +248,7 @@ void ServedJob::on_error(ServedPeer& peer, const proto::Error& m) {
     // worker, the job ends (abort_reason) instead of waiting for one that can take it.
     spdlog::warn("worker {} '{}' sits this job out: {}", peer.id, peer.name, m.message);
     m_sitting_out.insert(peer.id);
+    m_sit_out_why[peer.id] = m.message;
     if (m.code == proto::ErrorCode::bad_message)
       m_last_out_for_the_job = fmt::format("refusing it being worker {} '{}': {}", peer.id, peer.name, m.message);
     if (m_live) m_live->worker_sits_out(peer.id, m.message);

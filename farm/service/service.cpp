@@ -261,7 +261,21 @@ void ServiceHost::on_message(ServedPeer& peer, proto::Message& message) {
       if (ServedPeer* again = m_endpoint->find(id)) serve_request(*again, &next);
     return;
   }
+  const WorkerId id = peer.id;
   a->job->on_message(peer, message);
+  if (ServedPeer* still = m_endpoint->find(id); still && job_of(id) == a) unless_sitting_out(*still, *a);
+}
+
+void ServiceHost::unless_sitting_out(ServedPeer& peer, ActiveJob& a) {
+  const std::string why = a.job->sits_out(peer.id);
+  if (why.empty()) return;
+  spdlog::info("worker {} '{}' leaves job {}, which it cannot take part in, for the others", peer.id, peer.name,
+               a.record.id);
+  a.waiting_for = "worker '" + peer.name + "' cannot take part: " + why;
+  a.job->release(peer.id, true);
+  m_dispatch.exclude(peer.id, static_cast<JobKey>(a.record.id));
+  m_dispatch.assign(peer.id, 0, now());
+  m_job_of[peer.id] = 0;
 }
 
 void ServiceHost::on_quarantined(ServedPeer& peer) {

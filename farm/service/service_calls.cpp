@@ -140,6 +140,8 @@ std::string ServiceHost::job_json(const JobRecord& r) const {
     workers = static_cast<int>(a->second->job->members().size());
     j["state"] = job_state_name(a->second->record.state);
     j["priority"] = a->second->record.priority;
+    // Unfinished: why it has no worker, if a worker could not take part.
+    if (workers == 0 && !a->second->waiting_for.empty()) j["waiting_for"] = a->second->waiting_for;
   }
   j["progress"] = progress;
   j["workers"] = workers;

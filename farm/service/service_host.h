@@ -29,6 +29,7 @@ struct ActiveJob {
   std::unique_ptr<ServedJob> job;
   std::string scene_dir;  // the job's files laid out under their names (removed at its end)
   double last_progress_saved = -1;
+  std::string waiting_for;  // why workers left it: the last one that could not take part said so
 };
 
 class ServiceHost : private ServingHandler, private JobHost {
@@ -59,6 +60,9 @@ class ServiceHost : private ServingHandler, private JobHost {
   // A worker asking for blocks, or one that holds no job: served from the job the dispatch picks.
   void serve_request(ServedPeer& peer, const proto::WorkRequest* request);
   void move(ServedPeer& peer, int64_t to);
+  // After a message of the job's: a worker that now sits the job out (it refused it, or it was
+  // benched) leaves it for other jobs, and gets it no more.
+  void unless_sitting_out(ServedPeer& peer, ActiveJob& a);
   ActiveJob* job_of(WorkerId worker);
   void set_state(ActiveJob& a, JobState to, const std::string& who, const std::string& reason = "");
 

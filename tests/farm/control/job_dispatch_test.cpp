@@ -194,4 +194,19 @@ TEST_CASE("dispatch: between jobs equally short of their share, the one that use
   CHECK(ask(d, 11, 100).job == 2);
 }
 
+TEST_CASE("dispatch: a worker excluded from a job gets the next job it can take, and the job waits for another") {
+  JobDispatch d;
+  d.add_job(1, 5, "native", 0);
+  d.add_job(2, 1, "native", 0);
+  d.set_work(1, true, false);
+  d.set_work(2, true, false);
+  d.worker_joined(10, 1, k_native, 0);
+  d.worker_joined(11, 1, k_native, 0);
+  CHECK(ask(d, 10, 0).job == 1);
+  d.exclude(10, 1);  // it refused job 1 (say, its renderer is missing)
+  d.assign(10, 0, 1);
+  CHECK(ask(d, 10, 1).job == 2);  // the lower priority, which it can take
+  CHECK(ask(d, 11, 1).job == 1);  // another worker still serves job 1
+}
+
 TEST_SUITE_END();

@@ -253,3 +253,43 @@ TEST_CASE("service: with keys, a client without an allowed key cannot submit, an
   CHECK(wrong.code == 2);
   CHECK(wrong.out.find("not a farm service") != std::string::npos);
 }
+
+TEST_CASE("service: a worker without a job's renderer leaves that job for one it can render, and the job waits for another") {
+  if (!fs::exists("/usr/bin/povray")) {
+    MESSAGE("skipped: needs Debian's povray");
+    return;
+  }
+  Fixture f("service_renderer_missing", 2);
+  std::ofstream(f.path("ball.pov")) << "camera { location <0, 0, -3> look_at 0 }\nlight_source { <2, 4, -3> rgb 1 }\n"
+                                       "sphere { 0, 1 pigment { rgb <1, 0.4, 0.1> } }\n";
+  REQUIRE(client(f, {"single", f.path("ball.pov"), "-o", f.path("ball_single.png"), "--width", "32", "--height", "24"},
+                 "ball_single.log")
+              .code == 0);
+  auto service = start_service(f, "state");
+  const std::string ep = endpoint_from(*service);
+  Ran pov = client(f, {"submit", f.path("ball.pov"), "-o", "ball.png", "--width", "32", "--height", "24", "--priority", "5",
+                       "--server", ep, "--json"},
+                   "submit_pov.log");
+  REQUIRE_MESSAGE(pov.code == 0, pov.out);
+  const int pov_id = json::parse(pov.out.substr(0, pov.out.find('\n')))["id"].get<int>();
+  const int native_id = submit(f, ep, "native.png", {"--priority", "1"});
+  // This worker finds no povray: it refuses the POV-Ray job and takes the lower priority.
+  std::vector<std::string> args = {"/usr/bin/env", "PATH=/nonexistent", k_farm, "worker", "--connect", ep, "--threads",
+                                   "1", "--name", "nopov", "--cache", f.cache(), "--give-up-after", "60"};
+  auto nopov = std::make_unique<Child>(args, f.path("nopov.log"));
+  Ran native = client(f, {"wait", std::to_string(native_id), "--server", ep, "-o", f.path("native.png")}, "wait_native.log");
+  REQUIRE_MESSAGE(native.code == 0, std::string(native.out + service->log()));
+  CHECK(test_process::same_file(f.path("native.png"), f.reference));
+  json j = job_of(f, ep, pov_id);
+  INFO(j.dump(), service->log());
+  CHECK(j["state"] == "running");  // it had a worker, for a moment
+  CHECK(j["workers"] == 0);
+  CHECK(j.value("waiting_for", "").find("worker 'nopov' cannot take part") != std::string::npos);
+  // A worker with povray renders it.
+  auto full = service_worker(f, ep, "full");
+  Ran waited = client(f, {"wait", std::to_string(pov_id), "--server", ep, "-o", f.path("ball.png")}, "wait_pov.log");
+  REQUIRE_MESSAGE(waited.code == 0, std::string(waited.out + service->log()));
+  CHECK(test_process::same_file(f.path("ball.png"), f.path("ball_single.png")));
+}
+
+TEST_SUITE_END();
