@@ -18,52 +18,20 @@
 
 #include "base/file_checks.h"
 #include "live/connection_gate.h"
+#include "live/gated_server.h"
 #include "live/live_format.h"
 
 namespace farm {
 namespace {
 
-// Why httplib could not bind (it says only "false"): the same bind, tried once more here for
-// its errno ("Address already in use", "Cannot assign requested address", ...).
-std::string bind_failure_reason(const std::string& address, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    return std::string("the address does not resolve: ") + ::gai_strerror(rc);
-  }
-  int err = 0;
-  for (addrinfo* a = found; a && err == 0; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) {
-      err = errno;
-      break;
-    }
-    const int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as httplib binds
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) err = errno;
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  return err ? os_reason(err) : "the address and port were taken, then freed again";
-}
 
 
 constexpr double k_image_max_age_seconds = 1.0;  // the page asks once a second
-constexpr int k_listen_backlog = 512;  // connections the kernel holds until accepted
 
 const char k_page[] =
 #include "live_page.inc"
     ;
 
-// The accepting thread hands each socket to the gate at once (it polls and does not block).
-class InlineQueue : public httplib::TaskQueue {
- public:
-  void enqueue(std::function<void()> fn) override { fn(); }
-  void shutdown() override {}
-};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -104,38 +72,9 @@ void add_interface_addresses(std::vector<std::string>& names) {
   ::freeifaddrs(list);
 }
 
-bool authorised(const httplib::Request& req, const std::string& token) {
-  if (token.empty()) return true;
-  if (req.get_param_value("token") == token) return true;
-  return req.get_header_value("Authorization") == "Bearer " + token;
-}
 
 }  // namespace
 
-// httplib's server with its per-connection loop replaced: an accepted socket goes to the gate
-// (connection_gate.h), which calls back for one request at a time once its header is in.
-class GatedServer : public httplib::Server {
- public:
-  explicit GatedServer(const GateOptions& o)
-      : m_gate(o, [this](httplib::Stream& s, bool last) {
-          bool closed = false;
-          const bool ok = process_request(s, last, closed, nullptr);
-          return ok && !closed;
-        }) {}
-  ~GatedServer() override { stop(); }
-  // httplib listens with a backlog of 5 (compiled into Debian's library): a burst of clients
-  // beyond it while the accepting thread waits for a core had its SYNs dropped, and the
-  // kernel's one-second SYN retry made a poll take over 1 s. Listening again resizes it.
-  void widen_backlog(int backlog) { ::listen(svr_sock_, backlog); }
-
- private:
-  // Called by httplib's accepting thread (through InlineQueue) for each connection.
-  bool process_and_close_socket(socket_t sock) override {
-    m_gate.admit(sock);
-    return true;
-  }
-  ConnectionGate m_gate;
-};
 
 bool is_loopback_address(const std::string& a) {
   return a == "localhost" || a == "::1" || a.rfind("127.", 0) == 0;
@@ -206,7 +145,7 @@ LiveServerOptions parse_http_address(const std::string& text) {
 LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
     : m_o(o), m_image(width, height), m_status(std::make_shared<LiveStatus>()), m_server(std::make_unique<GatedServer>(o.gate)) {
   httplib::Server& s = *m_server;
-  s.new_task_queue = [] { return new InlineQueue; };
+  s.new_task_queue = [] { return new InlineQueue; };  // gated_server.h
   // What the gate enforces, also told to clients in the Keep-Alive header.
   s.set_keep_alive_timeout(static_cast<time_t>(o.gate.keep_alive_seconds));
   s.set_keep_alive_max_count(static_cast<size_t>(o.gate.keep_alive_requests));
@@ -257,16 +196,9 @@ LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
       res.set_content(std::string(e.what()) + "\n", "text/plain");
     }
   });
-  m_port = o.port == 0 ? s.bind_to_any_port(o.address) : (s.bind_to_port(o.address, o.port) ? o.port : -1);
-  if (m_port <= 0)
-    throw std::runtime_error("--http: cannot listen on " + o.address + ":" + std::to_string(o.port) + ": " +
-                             bind_failure_reason(o.address, o.port));
+  m_port = bind_gated(*m_server, o);
   m_host_names = live_host_names(o);
-  m_server->widen_backlog(k_listen_backlog);
-  m_thread = std::thread([this] { m_server->listen_after_bind(); });
-  // stop() only ends a server that is already listening: wait for that, so the destructor
-  // cannot miss it and wait forever.
-  for (int i = 0; i < 5000 && !m_server->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  m_thread = start_gated(*m_server);
 }
 
 LiveServer::~LiveServer() {

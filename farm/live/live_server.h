@@ -21,7 +21,7 @@
 
 namespace farm {
 
-class GatedServer;  // live_server.cpp
+class GatedServer;  // gated_server.h
 
 struct LiveServerOptions {
   std::string address = "127.0.0.1";  // to bind; not loopback needs a token
