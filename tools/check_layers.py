@@ -49,7 +49,7 @@ USES = {
     "farm/relay": ["farm/base", "farm/scheduler", "farm/control", "farm/job", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                    "farm/session", "farm/serving"],
     "farm/service": ["farm/base", "farm/scheduler", "farm/job", "farm/control", "farm/protocol", "farm/transport",
-                     "farm/serving", "farm/security", "farm/assets", "farm/queue", "farm/master", "renderer/scene"],
+                     "farm/serving", "farm/security", "farm/assets", "farm/queue", "farm/live", "farm/master", "renderer/scene"],
     "farm/launch": ["farm/base", "farm/security"],
     "farm/cli": ["farm/base", "farm/scheduler", "farm/service", "farm/master", "farm/worker", "farm/relay", "farm/sim", "farm/job", "farm/backend",
                  "farm/costs", "farm/transport", "farm/security", "farm/launch", "renderer/scene", "renderer/image",

@@ -28,7 +28,7 @@ test_packages=(
   git python3                       # the layering check, the tools
   openimageio-tools                 # oiiotool, used by tests/tools
   doctest-dev                       # unit tests
-  chromium                          # the live view's page, checked in a real (headless) browser
+  chromium curl                     # the live view's and the service's pages, checked in a real (headless) browser and over HTTP
   python3-matplotlib                # plots
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)

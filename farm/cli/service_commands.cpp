@@ -96,7 +96,7 @@ int wait_for(ServiceClient& client, int64_t id, const std::string& output) {
       spdlog::info("job {}: {} {:.1f}%, {} worker(s)", id, state, 100 * progress, j.value("workers", 0));
       last_shown = progress;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
@@ -220,6 +220,12 @@ void add_service_commands(CLI::App& app, ServiceCommands& o) {
     cmd->add_option("--allow", s.allow_path, "Public keys of the workers and clients that may connect (.pub, folder or list)");
     cmd->add_option("--admin", s.admin_path, "Public keys that may control every job (a job's owner may always control it)");
     cmd->add_flag("--insecure", s.service.insecure, "Serve a non-loopback endpoint without encryption or authentication");
+    cmd->add_option("--http", s.service.http,
+                    "Serve the queue's web page (jobs, workers, controls) on ADDRESS:PORT, e.g. 127.0.0.1:0 (0 = any free "
+                    "port; the URL is printed)");
+    cmd->add_option("--http-token", s.service.http_token,
+                    "Token the page asks for (?token= or Authorization: Bearer); required off loopback; whoever has it may "
+                    "control every job");
     add_liveness_options(*cmd, s.service.job_defaults.scheduling);
   }
   {

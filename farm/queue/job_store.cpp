@@ -1,5 +1,7 @@
 #include "queue/job_store.h"
 
+#include <chrono>
+
 #include <sqlite3.h>
 
 #include <cstring>
@@ -112,6 +114,14 @@ bool allowed(JobState from, JobState to) {
   return false;
 }
 
+// Adds the time its scope takes to a total (the service reports the database's share of its time).
+struct Timed {
+  explicit Timed(double& total) : total(total), start(std::chrono::steady_clock::now()) {}
+  ~Timed() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  double& total;
+  std::chrono::steady_clock::time_point start;
+};
+
 }  // namespace
 
 const char* job_state_name(JobState state) {
@@ -190,6 +200,7 @@ void JobStore::event(int64_t id, double now, const std::string& what, const std:
 
 int64_t JobStore::submit(const std::string& name, const std::string& owner, int priority, const std::string& spec,
                          bool paused, double now) {
+  const Timed timed(m_seconds);
   exec("BEGIN IMMEDIATE");
   try {
     Statement s(m_db, "INSERT INTO jobs(name, owner, state, priority, spec, submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6)", m_path);
@@ -206,6 +217,7 @@ int64_t JobStore::submit(const std::string& name, const std::string& owner, int 
 }
 
 Status JobStore::set_state(int64_t id, JobState to, double now, const std::string& who, const std::string& reason) {
+  const Timed timed(m_seconds);
   exec("BEGIN IMMEDIATE");
   try {
     std::optional<JobRecord> r = job(id);
@@ -235,6 +247,7 @@ Status JobStore::set_state(int64_t id, JobState to, double now, const std::strin
 }
 
 Status JobStore::set_priority(int64_t id, int priority, double now, const std::string& who) {
+  const Timed timed(m_seconds);
   exec("BEGIN IMMEDIATE");
   try {
     std::optional<JobRecord> r = job(id);
@@ -255,11 +268,13 @@ Status JobStore::set_priority(int64_t id, int priority, double now, const std::s
 }
 
 void JobStore::set_progress(int64_t id, double fraction) {
+  const Timed timed(m_seconds);
   Statement s(m_db, "UPDATE jobs SET progress = ?2 WHERE id = ?1", m_path);
   s.bind(1, id).bind(2, fraction).step();
 }
 
 std::optional<JobRecord> JobStore::job(int64_t id) const {
+  const Timed timed(m_seconds);
   Statement s(m_db, (std::string("SELECT ") + k_job_columns + " FROM jobs WHERE id = ?1").c_str(), m_path);
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
@@ -267,6 +282,7 @@ std::optional<JobRecord> JobStore::job(int64_t id) const {
 }
 
 std::vector<JobRecord> JobStore::jobs(size_t limit) const {
+  const Timed timed(m_seconds);
   std::string sql = std::string("SELECT ") + k_job_columns + " FROM jobs ORDER BY id DESC";
   if (limit > 0) sql += " LIMIT " + std::to_string(limit);
   Statement s(m_db, sql.c_str(), m_path);
@@ -276,6 +292,7 @@ std::vector<JobRecord> JobStore::jobs(size_t limit) const {
 }
 
 std::vector<JobRecord> JobStore::unfinished() const {
+  const Timed timed(m_seconds);
   Statement s(m_db,
               (std::string("SELECT ") + k_job_columns +
                " FROM jobs WHERE state IN ('queued', 'running', 'paused') ORDER BY id")
@@ -287,6 +304,7 @@ std::vector<JobRecord> JobStore::unfinished() const {
 }
 
 std::vector<JobEvent> JobStore::history(int64_t id) const {
+  const Timed timed(m_seconds);
   Statement s(m_db, "SELECT at, what, who FROM events WHERE job = ?1 ORDER BY rowid", m_path);
   s.bind(1, id);
   std::vector<JobEvent> out;

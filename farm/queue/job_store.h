@@ -77,6 +77,8 @@ class JobStore {
   std::vector<JobEvent> history(int64_t id) const;
 
   const std::string& path() const { return m_path; }
+  // Seconds spent in this store's calls so far (the database's share of a service's time).
+  double seconds() const { return m_seconds; }
 
  private:
   void exec(const char* sql) const;
@@ -84,6 +86,7 @@ class JobStore {
 
   std::string m_path;
   sqlite3* m_db = nullptr;
+  mutable double m_seconds = 0;
 };
 
 }  // namespace farm

@@ -95,8 +95,10 @@ std::string ServiceHost::activate(const JobRecord& record, bool resume) {
     const fs::path job_dir = fs::path(m_o.state_dir) / "jobs" / std::to_string(record.id);
     fs::create_directories(job_dir);
     a->scene_dir = m_files->materialize(static_cast<uint64_t>(record.id), a->submission.files, "service");
-    a->options = submission_master_options(a->submission, a->scene_dir + "/" + a->submission.scene, job_dir.string(),
-                                           (job_dir / "journal").string(), m_o.job_defaults);
+    fs::create_directories(job_dir / "images");
+    a->options = submission_master_options(a->submission, a->scene_dir + "/" + a->submission.scene,
+                                           (job_dir / "images").string(), (job_dir / "journal").string(), m_o.job_defaults);
+    a->options.stats_path = (job_dir / "stats.json").string();  // the run's statistics, as --stats writes them
   } catch (const std::exception& e) {
     return error_text(e);
   }
@@ -340,6 +342,7 @@ void ServiceHost::turn() {
 
 RunStatus ServiceHost::run() {
   if (RunStatus opened = open(); opened != RunStatus::ok) return opened;
+  if (RunStatus page = open_page(); page != RunStatus::ok) return page;
   resume_unfinished();
   const std::string endpoint = m_endpoint->socket().get(zmq::sockopt::last_endpoint);
   spdlog::info("farm service listening on {} (state '{}', {} job(s) taken up)", endpoint, m_o.state_dir, m_active.size());
@@ -359,8 +362,10 @@ RunStatus ServiceHost::run() {
     }
     m_endpoint->receive(now());
     turn();
+    serve_page();
   }
   spdlog::info("the farm service stops; {} unfinished job(s) stay queued and resume at its next start", m_active.size());
+  spdlog::info("the queue's database took {:.3f} s of the service's {:.3f} s", m_store->seconds(), now());
   return RunStatus::ok;
 }
 

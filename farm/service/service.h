@@ -30,6 +30,10 @@ struct ServiceOptions {
   // What every job is served with: heartbeats and liveness (its scheduling's other fields come
   // from each submission).
   MasterOptions job_defaults;
+  // The service's page (live/queue_server.h): "ADDRESS:PORT" (port 0: any free one), "" = none.
+  // Off loopback it needs a token; whoever has the token may control every job from the page.
+  std::string http;
+  std::string http_token;
   uint64_t max_upload_bytes = uint64_t{16} << 30;  // the files of one submission, together
   size_t max_unfinished_jobs = 10000;              // queued, running and paused at once
   std::function<void(const std::string&)> on_bound;  // the endpoint, its port resolved

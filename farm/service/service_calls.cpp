@@ -196,7 +196,7 @@ std::string ServiceHost::call_job(const std::string& body, bool& ok) {
 }
 
 bool ServiceHost::may_control(const std::string& caller, const JobRecord& r) const {
-  return caller == r.owner || m_o.admins.count(caller) > 0;
+  return caller == r.owner || caller == k_page_caller || m_o.admins.count(caller) > 0;
 }
 
 std::string ServiceHost::call_control(const std::string& command, const std::string& caller, const std::string& body,
@@ -263,11 +263,11 @@ std::string ServiceHost::call_fetch(const std::string& body, bool& ok, std::vect
   if (!r) return fail("no job " + std::to_string(id));
   if (r->state != JobState::done)
     return fail("job " + std::to_string(id) + " is " + job_state_name(r->state) + ": its images are written when it is done");
-  // Its images are the files of its folder but the journal (sorted: frame order).
+  // Its images are the files of its images/ folder (sorted: frame order).
   std::vector<fs::path> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(m_o.state_dir) / "jobs" / std::to_string(id), ec))
-    if (e.is_regular_file() && e.path().filename() != "journal") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(m_o.state_dir) / "jobs" / std::to_string(id) / "images", ec))
+    if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   if (files.empty()) return fail("job " + std::to_string(id) + " has no image in the service's state folder");
   if (index >= files.size()) return fail("job " + std::to_string(id) + " has " + std::to_string(files.size()) + " image(s)");

@@ -12,6 +12,7 @@
 
 #include "assets/asset_cache.h"
 #include "control/job_dispatch.h"
+#include "live/queue_server.h"
 #include "master/served_job.h"
 #include "queue/job_store.h"
 #include "security/zap_handler.h"
@@ -87,6 +88,9 @@ class ServiceHost : private ServingHandler, private JobHost {
   std::string call_control(const std::string& command, const std::string& caller, const std::string& body, bool& ok);
   std::string call_fetch(const std::string& body, bool& ok, std::vector<uint8_t>& data);
   std::string job_json(const JobRecord& r) const;
+  // ---- service_page.cpp: the web page's texts, and its controls run as the page's caller
+  RunStatus open_page();
+  void serve_page();
   bool may_control(const std::string& caller, const JobRecord& r) const;
 
   const ServiceOptions& m_o;
@@ -100,7 +104,13 @@ class ServiceHost : private ServingHandler, private JobHost {
   std::map<int64_t, std::unique_ptr<ActiveJob>> m_active;
   std::map<WorkerId, int64_t> m_job_of;  // every joined worker: its job, 0 for none
   double m_last_heartbeat = -1;
+  std::unique_ptr<QueueServer> m_page;  // --http
+  double m_last_published = -1;
 };
+
+// The caller a control from the page is made as: whoever has the page (its token on a
+// non-loopback address) is the service's operator, and may control every job.
+inline constexpr const char* k_page_caller = "page";
 
 // The name a client key goes by in listings and ownership: "local" without keys (loopback).
 std::string owner_of(const std::string& client_key);

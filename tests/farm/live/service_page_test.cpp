@@ -1,0 +1,116 @@
+// The service's web page (docs/service.md, Web page) in headless Chromium, driven as a user
+// drives it: the mouse clicks pause, resume, set priority and cancel (tests/farm/live/
+// page_clicker.py, over the DevTools protocol), and the queue, as `farm job` reads it, follows;
+// the page lists the workers and the job each serves; the paused-and-resumed job's image is
+// byte-identical to single's. Also what the page's API refuses without the control header.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "farm/farm_fixture.h"
+#include "farm/launched_workers.h"
+#include "farm/process.h"
+
+TEST_SUITE_BEGIN("integration");
+
+using namespace farm_fixture;
+using nlohmann::json;
+using test_process::Child;
+
+namespace {
+
+std::string run_text(const Fixture& f, std::vector<std::string> args, const std::string& log, int* code = nullptr) {
+  const int rc = test_process::run(args, f.path(log), 120);
+  if (code) *code = rc;
+  return launched_workers::read_text(f.path(log));
+}
+
+json job_json(const Fixture& f, const std::string& ep, int id) {
+  int rc = 0;
+  const std::string out = run_text(f, {k_farm, "job", std::to_string(id), "--server", ep, "--json"}, "job.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, out);
+  return json::parse(out);
+}
+
+}  // namespace
+
+TEST_CASE("service page: in headless Chromium, clicks pause, resume, reprioritise and cancel jobs") {
+  const char* chromium = "/usr/bin/chromium";
+  if (::access(chromium, X_OK) != 0 || ::access("/usr/bin/python3", X_OK) != 0) {
+    MESSAGE("skipped: needs /usr/bin/chromium and /usr/bin/python3 (tools/setup.sh installs them)");
+    return;
+  }
+  Fixture f("service_page", 3000);
+  Child service({k_farm, "serve", "--state", f.path("state"), "--bind", "tcp://127.0.0.1:*", "--http", "127.0.0.1:0",
+                 "--heartbeat", "0.2", "--liveness", "5"},
+                f.path("service.log"));
+  REQUIRE(service.wait_for_log("service page: http://", 20));
+  std::smatch m;
+  const std::string log = service.log();
+  REQUIRE(std::regex_search(log, m, std::regex("service page: (http://127\\.0\\.0\\.1:[0-9]+/)")));
+  const std::string url = m[1];
+  const std::string ep = endpoint_from(service);
+  Child worker({k_farm, "worker", "--connect", ep, "--threads", "1", "--name", "w1", "--cache", f.cache()}, f.path("w1.log"));
+  int rc = 0;
+  run_text(f, {k_farm, "submit", f.scene, "-o", "job.png", "--server", ep, "--block", "8", "--policy", "fixed"},
+           "submit1.log", &rc);
+  REQUIRE(rc == 0);
+  run_text(f, {k_farm, "submit", f.scene, "-o", "other.png", "--server", ep, "--paused"}, "submit2.log", &rc);
+  REQUIRE(rc == 0);
+
+  auto row = [](int id, const std::string& rest) { return "tr.job[data-id=\"" + std::to_string(id) + "\"]" + rest; };
+  auto last_is = [](const std::string& what) { return "wait:document.getElementById('message').dataset.last === '" + what + "'"; };
+  const std::string clicker = std::string(FARM_SOURCE_DIR) + "/tests/farm/live/page_clicker.py";
+  const std::string out = run_text(
+      f,
+      {"/usr/bin/python3", clicker, chromium, url,
+       "wait:document.body.dataset.ready === '1'",
+       // The worker serves job 1, and the page says so.
+       "wait:document.querySelector('" + row(1, "[data-state=\"running\"]") + "')",
+       "wait:[...document.querySelectorAll('tr.worker')].some(r => r.innerText.includes('w1') && r.innerText.includes('job 1'))",
+       "click:" + row(1, " button[data-act=\"pause\"]"), last_is("pause 1 ok"),
+       "wait:document.querySelector('" + row(1, "[data-state=\"paused\"]") + "')",
+       "print:'paused'"},
+      "clicker1.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(out + service.log()));
+  json j = job_json(f, ep, 1);
+  CHECK(j["state"] == "paused");
+  CHECK(j["workers"] == 0);
+  CHECK(j["history"].back()["who"] == "page");
+  const std::string out2 = run_text(
+      f,
+      {"/usr/bin/python3", clicker, chromium, url, "wait:document.body.dataset.ready === '1'",
+       "type:7@" + row(2, " input.prio"), "click:" + row(2, " button[data-act=\"priority\"]"), last_is("priority 2 ok"),
+       "click:" + row(2, " button[data-act=\"cancel\"]"), last_is("cancel 2 ok"),
+       "wait:document.querySelector('" + row(2, "[data-state=\"cancelled\"]") + "')",
+       "click:" + row(1, " button[data-act=\"resume\"]"), last_is("resume 1 ok")},
+      "clicker2.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(out2 + service.log()));
+  json other = job_json(f, ep, 2);
+  CHECK(other["state"] == "cancelled");
+  CHECK(other["priority"] == 7);
+  const std::string waited =
+      run_text(f, {k_farm, "wait", "1", "--server", ep, "-o", f.path("fetched.png")}, "wait.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(waited + service.log()));
+  CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  // The API: JSON, metrics, and a control without the page's header refused.
+  const std::string api = run_text(f, {"/usr/bin/curl", "-s", url + "api/jobs"}, "api.log");
+  CHECK(json::parse(api)["jobs"].size() == 2);
+  // Published twice a second: the job's end shows within a turn or two.
+  std::string metrics;
+  for (int i = 0; i < 50 && metrics.find("farm_service_jobs{state=\"done\"} 1") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    metrics = run_text(f, {"/usr/bin/curl", "-s", url + "metrics"}, "metrics.log");
+  }
+  CHECK(metrics.find("farm_service_jobs{state=\"done\"} 1") != std::string::npos);
+  CHECK(metrics.find("farm_service_jobs{state=\"cancelled\"} 1") != std::string::npos);
+  const std::string refused =
+      run_text(f, {"/usr/bin/curl", "-s", "-X", "POST", "-d", "", url + "api/jobs/1/pause"}, "refused.log");
+  CHECK(refused.find("X-Farm-Control") != std::string::npos);
+}
+
+TEST_SUITE_END();
