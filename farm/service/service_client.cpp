@@ -1,5 +1,7 @@
 #include "service/service_client.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "assets/content_hash.h"
@@ -35,8 +37,8 @@ json ServiceClient::call(const std::string& command, const json& body, std::vect
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      throw std::runtime_error("no answer from a farm service at " + m_endpoint + " within " +
-                               std::to_string(static_cast<int>(m_timeout)) + " s (is `farm serve` running there?" +
+      throw std::runtime_error("no answer from a farm service at " + m_endpoint + " within " + fmt::format("{:g}", m_timeout) +
+                               " s (is `farm serve` running there?" +
                                (handshake_trouble.empty() ? std::string(")") : "; " + handshake_trouble + ")"));
     }
     zmq::pollitem_t items[] = {{static_cast<void*>(*m_socket), 0, ZMQ_POLLIN, 0}};
