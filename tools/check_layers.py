@@ -48,7 +48,7 @@ USES = {
                     "farm/session", "renderer/world"],
     "farm/relay": ["farm/base", "farm/scheduler", "farm/control", "farm/job", "farm/protocol", "farm/transport", "farm/security", "farm/assets",
                    "farm/session", "farm/serving"],
-    "farm/service": ["farm/base", "farm/scheduler", "farm/job", "farm/control", "farm/protocol", "farm/transport",
+    "farm/service": ["farm/base", "farm/scheduler", "farm/job", "farm/backend", "farm/control", "farm/protocol", "farm/transport",
                      "farm/serving", "farm/security", "farm/assets", "farm/queue", "farm/live", "farm/master", "renderer/scene"],
     "farm/launch": ["farm/base", "farm/security"],
     "farm/cli": ["farm/base", "farm/scheduler", "farm/service", "farm/master", "farm/worker", "farm/relay", "farm/sim", "farm/job", "farm/backend",

@@ -180,10 +180,6 @@ double ServedJob::progress() const {
   return s.total_pixels() > 0 ? static_cast<double>(s.completed_pixels()) / static_cast<double>(s.total_pixels()) : 0.0;
 }
 
-const std::string& ServedJob::renderer_name() const {
-  static const std::string names[] = {"native", "povray", "blender"};
-  return names[static_cast<int>(m_settings.renderer_kind)];
-}
 
 void ServedJob::turn() {
   const Scheduler& scheduler = m_job->scheduler();

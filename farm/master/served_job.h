@@ -90,7 +90,6 @@ class ServedJob {
   bool wants_copies() const;
   double progress() const;  // fraction of the job's pixels committed
   uint64_t wire_id() const { return m_job_id; }
-  const std::string& renderer_name() const;
   // Why the worker sits this job out (benched for failures, or it refused the job), "" if it does not.
   std::string sits_out(WorkerId worker) const {
     auto it = m_sit_out_why.find(worker);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "backend/scene_kind.h"
 #include "base/json_text.h"
 #include "base/memory.h"
 #include "security/endpoint_kind.h"
@@ -90,30 +91,43 @@ void ServiceHost::resume_unfinished() {
 std::string ServiceHost::activate(const JobRecord& record, bool resume) {
   auto a = std::make_unique<ActiveJob>();
   a->record = record;
+  a->resume = resume;
   try {
     a->submission = parse_submission(record.spec);
-    const fs::path job_dir = fs::path(m_o.state_dir) / "jobs" / std::to_string(record.id);
-    fs::create_directories(job_dir);
-    a->scene_dir = m_files->materialize(static_cast<uint64_t>(record.id), a->submission.files, "service");
-    fs::create_directories(job_dir / "images");
-    a->options = submission_master_options(a->submission, a->scene_dir + "/" + a->submission.scene,
-                                           (job_dir / "images").string(), (job_dir / "journal").string(), m_o.job_defaults);
-    a->options.stats_path = (job_dir / "stats.json").string();  // the run's statistics, as --stats writes them
   } catch (const std::exception& e) {
     return error_text(e);
   }
-  a->options.service_job = static_cast<uint64_t>(record.id);
-  a->options.resume = resume;
-  a->options.fresh = !resume;
-  a->job = std::make_unique<ServedJob>(a->options, static_cast<JobHost&>(*this));
-  if (a->job->setup() != RunStatus::ok || a->job->open(*m_endpoint) != RunStatus::ok) {
-    std::error_code ignored;
-    fs::remove_all(a->scene_dir, ignored);
-    return a->job->failure().empty() ? "the job could not be set up" : a->job->failure();
-  }
-  m_dispatch.add_job(static_cast<JobKey>(record.id), record.priority, a->job->renderer_name(), now());
+  a->renderer = scene_kind_name(scene_kind(a->submission.scene));
+  m_dispatch.add_job(static_cast<JobKey>(record.id), record.priority, a->renderer, now());
   m_dispatch.set_paused(static_cast<JobKey>(record.id), record.state == JobState::paused);
   m_active[record.id] = std::move(a);
+  return "";
+}
+
+std::string ServiceHost::start(ActiveJob& a) {
+  const JobRecord& record = a.record;
+  try {
+    const fs::path job_dir = fs::path(m_o.state_dir) / "jobs" / std::to_string(record.id);
+    fs::create_directories(job_dir / "images");
+    a.scene_dir = m_files->materialize(static_cast<uint64_t>(record.id), a.submission.files, "service");
+    a.options = submission_master_options(a.submission, a.scene_dir + "/" + a.submission.scene,
+                                          (job_dir / "images").string(), (job_dir / "journal").string(), m_o.job_defaults);
+    a.options.stats_path = (job_dir / "stats.json").string();  // the run's statistics, as --stats writes them
+  } catch (const std::exception& e) {
+    return error_text(e);
+  }
+  a.options.service_job = static_cast<uint64_t>(record.id);
+  // A job that never started has no journal but the folder of an earlier, interrupted start may.
+  a.options.resume = true;
+  a.job = std::make_unique<ServedJob>(a.options, static_cast<JobHost&>(*this));
+  if (a.job->setup() != RunStatus::ok || a.job->open(*m_endpoint) != RunStatus::ok) {
+    const std::string why = a.job->failure().empty() ? "the job could not be set up" : a.job->failure();
+    a.job.reset();
+    std::error_code ignored;
+    fs::remove_all(a.scene_dir, ignored);
+    return why;
+  }
+  spdlog::info("job {} '{}' starts{}", record.id, record.name, a.resume ? " again from its journal" : "");
   return "";
 }
 
@@ -133,7 +147,9 @@ ActiveJob* ServiceHost::job_of(WorkerId worker) {
 }
 
 void ServiceHost::refresh_work() {
-  for (auto& [id, a] : m_active) m_dispatch.set_work(static_cast<JobKey>(id), a->job->has_pending(), a->job->wants_copies());
+  // A job not started yet has all its blocks to hand out.
+  for (auto& [id, a] : m_active)
+    m_dispatch.set_work(static_cast<JobKey>(id), !a->job || a->job->has_pending(), a->job && a->job->wants_copies());
 }
 
 void ServiceHost::serve_request(ServedPeer& peer, const proto::WorkRequest* request) {
@@ -155,6 +171,12 @@ void ServiceHost::serve_request(ServedPeer& peer, const proto::WorkRequest* requ
 void ServiceHost::move(ServedPeer& peer, int64_t to) {
   auto target = m_active.find(to);
   if (target == m_active.end()) return;
+  if (!target->second->job) {
+    if (std::string why = start(*target->second); !why.empty()) {
+      fail(to, why);
+      return;  // the worker asks again, and goes elsewhere
+    }
+  }
   if (ActiveJob* from = job_of(peer.id)) {
     spdlog::info("worker {} '{}' moves from job {} to job {}", peer.id, peer.name, from->record.id, to);
     from->job->release(peer.id, false);  // idle: it holds none of its blocks; the Welcome tells it
@@ -169,6 +191,7 @@ void ServiceHost::move(ServedPeer& peer, int64_t to) {
 }
 
 void ServiceHost::release_all(ActiveJob& a) {
+  if (!a.job) return;
   const std::set<WorkerId> members = a.job->members();
   for (WorkerId w : members) {
     a.job->release(w, true);
@@ -181,9 +204,11 @@ void ServiceHost::retire(int64_t id) {
   auto it = m_active.find(id);
   if (it == m_active.end()) return;
   ActiveJob& a = *it->second;
-  for (WorkerId w : a.job->members()) {  // told already (JobDone) by finish() or release_all()
-    m_dispatch.assign(w, 0, now());
-    m_job_of[w] = 0;
+  if (a.job) {
+    for (WorkerId w : a.job->members()) {  // told already (JobDone) by finish() or release_all()
+      m_dispatch.assign(w, 0, now());
+      m_job_of[w] = 0;
+    }
   }
   m_dispatch.remove_job(static_cast<JobKey>(id), now());
   std::error_code ignored;
@@ -211,9 +236,13 @@ void ServiceHost::finish(int64_t id) {
 
 void ServiceHost::fail(int64_t id, const std::string& why) {
   ActiveJob& a = *m_active.at(id);
-  a.job->failed(why);
-  m_store->set_progress(id, a.job->progress());
-  release_all(a);
+  if (a.job) {
+    a.job->failed(why);
+    m_store->set_progress(id, a.job->progress());
+    release_all(a);
+  } else {
+    spdlog::error("job {} '{}' cannot be rendered: {}", id, a.record.name, why);
+  }
   set_state(a, JobState::failed, "service", why);
   retire(id);
 }
@@ -302,6 +331,7 @@ void ServiceHost::turn() {
     auto it = m_active.find(id);
     if (it == m_active.end()) continue;
     ActiveJob& a = *it->second;
+    if (!a.job) continue;  // not started: nothing of it runs
     for (WorkerId dead : a.job->tick(a.job->now())) {
       spdlog::warn("worker {} is silent: declared dead, its blocks of job {} go back to the pool", dead, id);
       drop(dead);

@@ -114,7 +114,7 @@ std::string ServiceHost::call_submit(const std::string& owner, const std::string
   const int64_t id = m_store->submit(s.name, owner, s.priority, submission_json(s), s.paused, wall_now());
   std::optional<JobRecord> record = m_store->job(id);
   if (std::string why = activate(*record, false); !why.empty()) {
-    // Kept in the queue as failed, with the reason: its history says what happened to it.
+    // Written by this service a moment ago, it parses; were it not, the queue says so.
     if (Status st = m_store->set_state(id, JobState::failed, wall_now(), "service", why); !st.ok())
       spdlog::error("{}", st.message());
     ok = false;
@@ -136,8 +136,8 @@ std::string ServiceHost::job_json(const JobRecord& r) const {
   int workers = 0;
   auto a = m_active.find(r.id);
   if (a != m_active.end()) {
-    progress = a->second->job->progress();
-    workers = static_cast<int>(a->second->job->members().size());
+    progress = progress_of(*a->second);
+    workers = a->second->job ? static_cast<int>(a->second->job->members().size()) : 0;
     j["state"] = job_state_name(a->second->record.state);
     j["priority"] = a->second->record.priority;
     // Unfinished: why it has no worker, if a worker could not take part.

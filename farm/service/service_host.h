@@ -22,12 +22,16 @@
 
 namespace farm::service_detail {
 
-// A job the service serves now (queued, running or paused), as a ServedJob.
+// A job the service serves now (queued, running or paused). It becomes a ServedJob (its scene
+// read, its image in memory, its journal open) only when a worker is first given to it: a queue
+// of many large jobs holds no images until they run.
 struct ActiveJob {
   JobRecord record;
   JobSubmission submission;
+  std::string renderer;   // what a worker must run for it (backend/scene_kind.h's names)
+  bool resume = false;    // taken up at a restart: its journal holds what was done
   MasterOptions options;  // the ServedJob holds a reference: an ActiveJob never moves
-  std::unique_ptr<ServedJob> job;
+  std::unique_ptr<ServedJob> job;  // null until started
   std::string scene_dir;  // the job's files laid out under their names (removed at its end)
   double last_progress_saved = -1;
   std::string waiting_for;  // why workers left it: the last one that could not take part said so
@@ -47,9 +51,12 @@ class ServiceHost : private ServingHandler, private JobHost {
   // ---- service.cpp: start, loop, workers, jobs' lives
   RunStatus open();
   void resume_unfinished();
-  // Sets the job up (its files laid out, its scene loaded, its journal opened; resumed from it
-  // at a restart) and starts serving it. "" or why it cannot be served (it is then failed).
+  // The job joins the dispatch (no file is read yet). "" or why it cannot be served (its spec).
   std::string activate(const JobRecord& record, bool resume);
+  // Its first worker is coming: its files laid out, its scene read, its journal opened (resumed
+  // from it at a restart). "" or why it cannot be rendered.
+  std::string start(ActiveJob& a);
+  double progress_of(const ActiveJob& a) const { return a.job ? a.job->progress() : a.record.progress; }
   void turn();
   void finish(int64_t id);
   void fail(int64_t id, const std::string& why);

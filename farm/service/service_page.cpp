@@ -88,7 +88,7 @@ void ServiceHost::serve_page() {
   metrics += "# HELP farm_service_job_progress Fraction of an unfinished job's pixels done.\n"
              "# TYPE farm_service_job_progress gauge\n";
   for (const auto& [id, a] : m_active)
-    metrics += "farm_service_job_progress{id=\"" + std::to_string(id) + "\"} " + std::to_string(a->job->progress()) + "\n";
+    metrics += "farm_service_job_progress{id=\"" + std::to_string(id) + "\"} " + std::to_string(progress_of(*a)) + "\n";
   m_page->publish(std::move(jobs), std::move(each), std::move(metrics));
   for (auto& [ticket, ok, body] : answers) m_page->answer(ticket, ok, std::move(body));
 }

@@ -247,8 +247,8 @@ TEST_CASE("messages: usage errors are said in plain words, and numbers are read 
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"bogus"}, "error: unknown command 'bogus' (commands: single, render, master, worker, relay, sim, plan, journal, keygen)"},
-      {{}, "error: a command is required (single, render, master, worker, relay, sim, plan, journal, keygen)"},
+      {{"bogus"}, "error: unknown command 'bogus' (commands: single, render, master, worker, relay, sim, plan, journal, keygen, serve, submit, jobs, job, pause, resume, cancel, priority, fetch, wait)"},
+      {{}, "error: a command is required (single, render, master, worker, relay, sim, plan, journal, keygen, serve, submit, jobs, job, pause, resume, cancel, priority, fetch, wait)"},
       {{"single", scene, "-o", out, "--spp", "2", "--spp", "3"}, "error: --spp is given 2 times; it takes one value"},
       {{"single", scene, "-o", out, "extra", "--block", "8"}, "error: `farm single` does not take: extra --block 8"},
       {{"single", scene, "-o", out, "--seed", "-1"}, "error: --seed: '-1' is not a whole number"},

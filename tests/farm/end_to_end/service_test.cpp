@@ -184,6 +184,8 @@ TEST_CASE("service: kill -9 mid-job, restart: the queue is as before and the job
   service->kill(SIGKILL);
   // The same port: the worker reconnects by itself.
   service = start_service(f, "state", ep);
+  // Its journal is read when its first worker comes back (the worker reconnects by itself).
+  REQUIRE(service->wait_for_log("already rendered", 30));
   const std::string log = service->log();
   INFO(log);
   CHECK(log.find("job " + std::to_string(id) + " 'long' (running): taken up again from its journal") != std::string::npos);
