@@ -128,7 +128,6 @@ int run_submit(const ClientOptions& c, const SubmitCommandOptions& o) {
   JobSubmission s;
   std::vector<ManifestEntry> files;
   try {
-    if (o.render.no_sandbox) throw std::invalid_argument("--no-sandbox is each worker's choice (farm worker --no-sandbox)");
     s = submission_for(o.render, files);  // a bad scene is said before anything is sent
     s.scheduling = o.scheduling;
     s.policy_chosen = o.policy_chosen;
@@ -232,6 +231,9 @@ void add_service_commands(CLI::App& app, ServiceCommands& o) {
     SubmitCommandOptions& s = o.submit;
     CLI::App* cmd = app.add_subcommand("submit", "Submit a render job to a farm service; prints its id");
     add_render_options(*cmd, s.render);
+    // Each worker's and the service's own choices, not a job's.
+    cmd->remove_option(cmd->get_option("--no-sandbox"));
+    cmd->remove_option(cmd->get_option("--texture-cache"));
     add_scheduling_options(*cmd, s.scheduling, &s.policy_chosen, "--wait-time");
     cmd->add_flag("!--no-preview", s.preview, "With --policy factoring: skip the preview render that predicts block costs");
     cmd->add_flag("--compress,!--no-compress", s.compress, "zstd-compress result pixels (default on)");
