@@ -53,6 +53,12 @@ int bind_gated(GatedServer& s, const LiveServerOptions& o) {
   return port;
 }
 
+std::string gated_url(const LiveServerOptions& o, int port) {
+  const std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
+  return "http://" + (host == "0.0.0.0" || host == "[::]" ? std::string("HOST") : host) + ":" + std::to_string(port) +
+         "/" + (o.token.empty() ? "" : "?token=" + o.token);
+}
+
 std::thread start_gated(GatedServer& s) {
   std::thread thread([&s] { s.listen_after_bind(); });
   // stop() only ends a server that is already listening: wait for that, so the destructor

@@ -58,6 +58,8 @@ bool authorised(const httplib::Request& req, const std::string& token);
 // Binds to o.address:o.port (port 0: any free one) and returns the port; throws
 // std::runtime_error naming the address and the reason.
 int bind_gated(GatedServer& server, const LiveServerOptions& o);
+// http://ADDRESS:PORT/ (HOST for a wildcard address; with ?token=... when a token is required), for the log.
+std::string gated_url(const LiveServerOptions& o, int port);
 // Listens on a thread of its own, returned once the server is running (so that stop() ends it).
 std::thread start_gated(GatedServer& server);
 

@@ -206,11 +206,7 @@ LiveServer::~LiveServer() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-std::string LiveServer::url() const {
-  const std::string host = m_o.address.find(':') != std::string::npos ? "[" + m_o.address + "]" : m_o.address;
-  return "http://" + (host == "0.0.0.0" || host == "[::]" ? std::string("HOST") : host) + ":" + std::to_string(m_port) +
-         "/" + (m_o.token.empty() ? "" : "?token=" + m_o.token);
-}
+std::string LiveServer::url() const { return gated_url(m_o, m_port); }
 
 void LiveServer::publish(LiveStatus status) {
   auto next = std::make_shared<const LiveStatus>(std::move(status));

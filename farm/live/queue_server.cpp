@@ -97,11 +97,7 @@ QueueServer::~QueueServer() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-std::string QueueServer::url() const {
-  const std::string host = m_o.address.find(':') != std::string::npos ? "[" + m_o.address + "]" : m_o.address;
-  return "http://" + (host == "0.0.0.0" || host == "[::]" ? std::string("HOST") : host) + ":" + std::to_string(m_port) +
-         "/" + (m_o.token.empty() ? "" : "?token=" + m_o.token);
-}
+std::string QueueServer::url() const { return gated_url(m_o, m_port); }
 
 void QueueServer::publish(std::string jobs_json, std::map<int64_t, std::string> job_json, std::string metrics) {
   auto next = std::make_shared<Published>();
