@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 out=${2:-build-sanitize/fuzz.md}
-targets=(fuzz_protocol fuzz_scene fuzz_cluster fuzz_cost_map fuzz_mesh fuzz_mtl fuzz_gltf)
+targets=(fuzz_protocol fuzz_scene fuzz_cluster fuzz_cost_map fuzz_mesh fuzz_mtl fuzz_gltf fuzz_submission)
 targets+=(fuzz_journal)
 bash tools/sanitizer_build.sh "${targets[@]}"
 status=0

@@ -66,6 +66,10 @@ template <typename F> void each_field(Recall& m, F&& f) { f(m.job_id), f(m.attem
 template <typename F> void each_field(Released& m, F&& f) { f(m.job_id), f(m.attempts); }
 template <typename F> void each_field(JobDone& m, F&& f) { f(m.job_id); }
 template <typename F> void each_field(Error& m, F&& f) { f(m.message); }
+template <typename F> void each_field(ServiceCall& m, F&& f) {
+  f(m.protocol_version), f(m.call), f(m.command), f(m.body), f(m.data);
+}
+template <typename F> void each_field(ServiceReply& m, F&& f) { f(m.call), f(m.body), f(m.data); }
 template <typename F> void each_field(BlockFailed& m, F&& f) {
   f(m.job_id), f(m.attempt), f(m.rect.frame), f(m.rect.x), f(m.rect.y), f(m.rect.width), f(m.rect.height), f(m.reason);
 }
@@ -134,7 +138,7 @@ struct Mutate {
 
 // A valid message of each type, for inputs that do not decode (and as the seed corpus).
 Message sample(uint64_t which) {
-  switch (which % 14) {
+  switch (which % 16) {
     case 0: return Hello{k_protocol_version, "build", "node1", 2, {"abc"}};
     case 1: {
       Welcome w;
@@ -168,6 +172,9 @@ Message sample(uint64_t which) {
     case 10: return BlockFailed{7, 1, Block{1, 8, 8, 4, 4}, "povray was killed by signal 9"};
     case 12: return Recall{7, {3, 4, 5}};
     case 13: return Released{7, {4}};
+    case 14: return ServiceCall{k_protocol_version, 3, "submit", R"({"name": "a", "priority": 5, "scene": "s.toml"})",
+                                std::vector<uint8_t>(16, 2)};
+    case 15: return ServiceReply{3, true, R"({"id": 12})", {}};
     default: return Error{ErrorCode::bad_message, "no"};
   }
 }
