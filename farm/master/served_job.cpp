@@ -213,7 +213,6 @@ RunStatus ServedJob::finish(const std::function<std::vector<std::string>()>& ser
     return RunStatus::failure;
   }
   for (const std::string& p : written) spdlog::info("wrote {}", p);
-  m_written = written;
   live_finished("complete in " + fixed(makespan, 3) + " s");
   m_journal->remove_unless(m_o.keep_journal);
   std::vector<std::string> fields = served_stats();

@@ -89,14 +89,12 @@ class ServedJob {
   bool has_pending() const { return m_job->scheduler().pending_blocks() > 0; }
   bool wants_copies() const;
   double progress() const;  // fraction of the job's pixels committed
-  uint64_t wire_id() const { return m_job_id; }
   // Why the worker sits this job out (benched for failures, or it refused the job), "" if it does not.
   std::string sits_out(WorkerId worker) const {
     auto it = m_sit_out_why.find(worker);
     return it == m_sit_out_why.end() ? std::string() : it->second;
   }
-  // The files finish() wrote (the images), for the service's fetch.
-  const std::vector<std::string>& written() const { return m_written; }
+
 
   // Why the job must end now, as far as the job itself knows ("" to go on): a scene every worker
   // would fail on (`bad_scene` set), a block that failed too often, every one of its `peers`
@@ -155,7 +153,6 @@ class ServedJob {
   bool m_scene_loaded_somewhere = false;  // some worker loaded it: a failure is then that worker's
   std::string m_failure;
   std::set<WorkerId> m_members;     // the peers in this job (all of a one-shot master's)
-  std::vector<std::string> m_written;  // the images finish() wrote
   std::map<WorkerId, std::string> m_sit_out_why;  // why each of m_sitting_out does
   std::set<WorkerId> m_sitting_out;  // connected workers that cannot take part (renderer missing, other version)
   // Set when a block's renders failed k_max_block_failures times (JobController::block_failed):

@@ -87,7 +87,6 @@ class ServingEndpoint {
   ServingEndpoint(std::unique_ptr<zmq::socket_t> socket, ServingHandler& handler, std::string speaker,
                   std::string log_prefix = "");
 
-  const std::string& speaker() const { return m_speaker; }
   zmq::socket_t& socket() { return *m_socket; }
   // Reads what is waiting, at most k_serve_receive_budget messages, at `now` (seconds).
   void receive(double now);
