@@ -281,6 +281,15 @@ std::optional<JobRecord> JobStore::job(int64_t id) const {
   return record_of(s);
 }
 
+std::map<JobState, size_t> JobStore::count_by_state() const {
+  const Timed timed(m_seconds);
+  Statement s(m_db, "SELECT state, COUNT(*) FROM jobs GROUP BY state", m_path);
+  std::map<JobState, size_t> out;
+  while (s.step())
+    if (std::optional<JobState> state = job_state_from(s.text(0))) out[*state] = static_cast<size_t>(s.integer(1));
+  return out;
+}
+
 std::vector<JobRecord> JobStore::jobs(size_t limit) const {
   const Timed timed(m_seconds);
   std::string sql = std::string("SELECT ") + k_job_columns + " FROM jobs ORDER BY id DESC";

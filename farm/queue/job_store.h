@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,8 @@ class JobStore {
   // queued, running and paused jobs: what the service picks up at start.
   std::vector<JobRecord> unfinished() const;
   std::vector<JobEvent> history(int64_t id) const;
+  // How many jobs are in each state (states without jobs absent).
+  std::map<JobState, size_t> count_by_state() const;
 
   const std::string& path() const { return m_path; }
   // Seconds spent in this store's calls so far (the database's share of a service's time).

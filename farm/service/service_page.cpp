@@ -62,7 +62,6 @@ void ServiceHost::serve_page() {
   m_last_published = t;
   std::string jobs = "{\"jobs\": [";
   std::map<int64_t, std::string> each;
-  std::map<std::string, int> states;
   bool first = true;
   for (const JobRecord& r : m_store->jobs(k_page_jobs)) {
     std::string j = job_json(r);
@@ -80,9 +79,10 @@ void ServiceHost::serve_page() {
   // Prometheus: the queue by state (every job the database holds), the workers, and each
   // unfinished job's progress.
   std::string metrics = "# HELP farm_service_jobs Jobs in the queue by state.\n# TYPE farm_service_jobs gauge\n";
-  for (const JobRecord& r : m_store->jobs()) ++states[job_state_name(r.state)];
-  for (const char* s : {"queued", "running", "paused", "done", "failed", "cancelled"})
-    metrics += std::string("farm_service_jobs{state=\"") + s + "\"} " + std::to_string(states[s]) + "\n";
+  std::map<JobState, size_t> states = m_store->count_by_state();
+  for (JobState s : {JobState::queued, JobState::running, JobState::paused, JobState::done, JobState::failed,
+                     JobState::cancelled})
+    metrics += std::string("farm_service_jobs{state=\"") + job_state_name(s) + "\"} " + std::to_string(states[s]) + "\n";
   metrics += "# HELP farm_service_workers Workers connected.\n# TYPE farm_service_workers gauge\n";
   metrics += "farm_service_workers " + std::to_string(m_endpoint->peers().size()) + "\n";
   metrics += "# HELP farm_service_job_progress Fraction of an unfinished job's pixels done.\n"
