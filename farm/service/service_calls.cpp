@@ -238,12 +238,9 @@ std::string ServiceHost::call_control(const std::string& command, const std::str
   if (to == JobState::paused || to == JobState::cancelled) release_all(job);  // its leases back at once
   if (to == JobState::cancelled) {
     spdlog::info("job {} '{}' cancelled", id, job.record.name);
-    job.job.reset();  // closes its journal before the folder goes
+    retire(id);  // its ServedJob goes, closing its journal: then the journal can go too
     std::error_code ignored;
     fs::remove(fs::path(m_o.state_dir) / "jobs" / std::to_string(id) / "journal", ignored);
-    m_dispatch.remove_job(static_cast<JobKey>(id), now());
-    fs::remove_all(job.scene_dir, ignored);
-    m_active.erase(a);
   } else {
     m_dispatch.set_paused(static_cast<JobKey>(id), to == JobState::paused);
     spdlog::info("job {} '{}' {}", id, job.record.name, to == JobState::paused ? "paused" : "resumed");
