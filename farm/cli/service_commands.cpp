@@ -75,16 +75,25 @@ void print_jobs(const json& jobs) {
   }
 }
 
-// Follows the job until it ends; fetches its images to `output` when done (if given).
-int wait_for(ServiceClient& client, int64_t id, const std::string& output) {
+// Writes a done job's images to `output` and its statistics to `stats_path` (each if given).
+void fetch_results(ServiceClient& client, int64_t id, const std::string& output, const std::string& stats_path) {
+  if (!output.empty())
+    for (const std::string& p : client.fetch(id, output)) spdlog::info("wrote {}", p);
+  if (!stats_path.empty()) {
+    client.fetch_stats(id, stats_path);
+    spdlog::info("wrote statistics {}", stats_path);
+  }
+}
+
+// Follows the job until it ends; fetches its images and statistics when done (where asked).
+int wait_for(ServiceClient& client, int64_t id, const std::string& output, const std::string& stats_path) {
   double last_shown = -1;
   while (true) {
     const json j = client.call("job", json{{"id", id}});
     const std::string state = j.value("state", "");
     if (state == "done") {
       spdlog::info("job {} is done", id);
-      if (!output.empty())
-        for (const std::string& p : client.fetch(id, output)) spdlog::info("wrote {}", p);
+      fetch_results(client, id, output, stats_path);
       return k_exit_ok;
     }
     if (state == "failed" || state == "cancelled") {
@@ -149,7 +158,7 @@ int run_submit(const ClientOptions& c, const SubmitCommandOptions& o) {
     std::fflush(stdout);
     spdlog::info("submitted job {} ({} file(s), {} uploaded)", id, files.size(), uploaded);
     if (!o.wait) return k_exit_ok;
-    return wait_for(client, id, o.render.output_path);
+    return wait_for(client, id, o.render.output_path, o.stats_path);
   } catch (const ServiceRefusal& e) {
     spdlog::error("{}", e.what());
     return k_exit_bad_input;
@@ -181,9 +190,9 @@ int run_client(const std::string& command, const ClientOptions& c, const JobComm
         std::printf("  %.3f  %-20s %s\n", e.value("at", 0.0), e.value("what", "").c_str(), short_owner(e.value("who", "")).c_str());
       return k_exit_ok;
     }
-    if (command == "wait") return wait_for(client, o.id, o.output);
+    if (command == "wait") return wait_for(client, o.id, o.output, o.stats_path);
     if (command == "fetch") {
-      for (const std::string& p : client.fetch(o.id, o.output)) spdlog::info("wrote {}", p);
+      fetch_results(client, o.id, o.output, o.stats_path);
       return k_exit_ok;
     }
     json body{{"id", o.id}};
@@ -242,6 +251,8 @@ void add_service_commands(CLI::App& app, ServiceCommands& o) {
     cmd->add_option("--name", s.name, "Name shown in `farm jobs` (default: the scene's file name)");
     cmd->add_flag("--paused", s.paused, "Submit it paused: it waits for `farm resume`");
     cmd->add_flag("--wait", s.wait, "Follow its progress and write OUTPUT here when it is done");
+    cmd->add_option("--stats", s.stats_path, "With --wait: write the run's statistics (JSON, as `farm master --stats`)")
+        ->needs("--wait");
     add_client_options(*cmd, o.client, true);
   }
   {
@@ -263,11 +274,19 @@ void add_service_commands(CLI::App& app, ServiceCommands& o) {
       ->add_option("priority", o.job.priority, "The new priority (higher first)")
       ->required()
       ->transform(in_range(k_min_priority, k_max_priority));
-  with_id("fetch", "Write a done job's image(s)", false)
-      ->add_option("-o,--output", o.job.output, "Where to write the image (frames: numbered beside it)")
-      ->required();
-  with_id("wait", "Wait until a job ends (exit 0 if done, 1 if failed or cancelled)", false)
-      ->add_option("-o,--output", o.job.output, "Also write its image(s) here once done");
+  {
+    CLI::App* cmd = with_id("fetch", "Write a done job's image(s) and/or statistics", false);
+    CLI::Option* out = cmd->add_option("-o,--output", o.job.output, "Where to write the image (frames: numbered beside it)");
+    CLI::Option* stats = cmd->add_option("--stats", o.job.stats_path, "Write the run's statistics (JSON) here");
+    cmd->callback([out, stats] {
+      if (out->count() == 0 && stats->count() == 0) throw CLI::ValidationError("fetch", "give -o OUT, --stats FILE or both");
+    });
+  }
+  {
+    CLI::App* cmd = with_id("wait", "Wait until a job ends (exit 0 if done, 1 if failed or cancelled)", false);
+    cmd->add_option("-o,--output", o.job.output, "Also write its image(s) here once done");
+    cmd->add_option("--stats", o.job.stats_path, "Also write the run's statistics (JSON) here once done");
+  }
 }
 
 int run_service_command(const CLI::App& app, const ServiceCommands& o) {

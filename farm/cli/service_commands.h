@@ -39,12 +39,14 @@ struct SubmitCommandOptions {
   std::string name;
   bool paused = false;
   bool wait = false;
+  std::string stats_path;    // with --wait: the run's statistics, once done
 };
 
 struct JobCommandOptions {
   int64_t id = 0;
   int priority = 0;          // `farm priority ID N`
   std::string output;        // `farm fetch ID -o OUT`, `farm wait ID -o OUT`
+  std::string stats_path;    // `farm fetch|wait ID --stats FILE`
   size_t limit = 0;          // `farm jobs --limit`
 };
 

@@ -1,5 +1,5 @@
 // What each client call does (service_host.h): submit and upload, the listings, the controls
-// (pause, resume, cancel, priority) and fetching a job's images. Every body is JSON; a call that
+// (pause, resume, cancel, priority) and fetching a job's images and statistics. Every body is JSON; a call that
 // cannot be done is answered with {"error": "..."} naming what is wrong, and changes nothing.
 #include <spdlog/spdlog.h>
 
@@ -56,10 +56,11 @@ bool ServiceHost::on_call(const std::string& identity, const std::string& client
     else if (call.command == "pause" || call.command == "resume" || call.command == "cancel" || call.command == "priority")
       body = call_control(call.command, caller, call.body, ok);
     else if (call.command == "fetch") body = call_fetch(call.body, ok, data);
+    else if (call.command == "stats") body = call_stats(call.body, ok, data);
     else {
       ok = false;
       body = error_body("unknown call '" + call.command.substr(0, 64) +
-                        "' (submit, upload, jobs, job, pause, resume, cancel, priority, fetch)");
+                        "' (submit, upload, jobs, job, pause, resume, cancel, priority, fetch, stats)");
       m_endpoint->bad_input(identity, "unknown service call");
     }
   } catch (const std::exception& e) {
@@ -276,6 +277,27 @@ std::string ServiceHost::call_fetch(const std::string& body, bool& ok, std::vect
               {"size", data.size()},
               {"count", files.size()}}
       .dump();
+}
+
+std::string ServiceHost::call_stats(const std::string& body, bool& ok, std::vector<uint8_t>& data) {
+  const json j = parse_body(body);
+  const int64_t id = job_id_in(j);
+  std::optional<JobRecord> r = m_store->job(id);
+  auto fail = [&](const std::string& why) {
+    ok = false;
+    return error_body(why);
+  };
+  if (!r) return fail("no job " + std::to_string(id));
+  // The run's statistics (the format of `farm master --stats`), written with its images.
+  const fs::path path = fs::path(m_o.state_dir) / "jobs" / std::to_string(id) / "stats.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return fail("job " + std::to_string(id) + " is " + job_state_name(r->state) +
+                ": it has no statistics (they are written with its images, when it is done)");
+  std::optional<std::vector<uint8_t>> bytes = read_file_bytes(path.string(), size_t{1} << 31);
+  if (!bytes) return fail("cannot read '" + path.string() + "'");
+  data = std::move(*bytes);
+  return json{{"hash", content_hash(data)}, {"size", data.size()}}.dump();
 }
 
 }  // namespace farm::service_detail

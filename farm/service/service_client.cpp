@@ -109,4 +109,15 @@ std::vector<std::string> ServiceClient::fetch(int64_t id, const std::string& out
   return written;
 }
 
+void ServiceClient::fetch_stats(int64_t id, const std::string& path) {
+  std::vector<uint8_t> data;
+  json answer = call("stats", json{{"id", id}}, {}, &data);
+  if (content_hash(data) != answer.value("hash", std::string()))
+    throw std::runtime_error("the statistics of job " + std::to_string(id) + " arrived damaged (their hash differs)");
+  if (Status s = write_file_replacing(path, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()),
+                                      "statistics file");
+      !s.ok())
+    throw std::runtime_error(s.message());
+}
+
 }  // namespace farm

@@ -40,6 +40,8 @@ class ServiceClient {
   // Writes every image of a done job under `output` (one image: `output` itself; several frames:
   // output's name numbered as `farm render` numbers them); returns the paths written.
   std::vector<std::string> fetch(int64_t id, const std::string& output);
+  // Writes a done job's statistics (the JSON of `farm master --stats`) to `path`.
+  void fetch_stats(int64_t id, const std::string& path);
 
  private:
   std::string m_endpoint;

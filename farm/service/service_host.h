@@ -94,6 +94,7 @@ class ServiceHost : private ServingHandler, private JobHost {
   std::string call_job(const std::string& body, bool& ok);
   std::string call_control(const std::string& command, const std::string& caller, const std::string& body, bool& ok);
   std::string call_fetch(const std::string& body, bool& ok, std::vector<uint8_t>& data);
+  std::string call_stats(const std::string& body, bool& ok, std::vector<uint8_t>& data);
   std::string job_json(const JobRecord& r) const;
   // ---- service_page.cpp: the web page's texts, and its controls run as the page's caller
   RunStatus open_page();
