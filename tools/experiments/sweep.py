@@ -22,7 +22,7 @@ import os
 import statistics
 import time
 
-from experiments import real_scenes
+from experiments import real_scenes, service_runner
 from experiments.cluster import Cluster, Node, RunFailed
 from farmtools import bounds
 from farmtools.run_window import accepted_blocks, run_window, window_bounds
@@ -143,15 +143,21 @@ class Sweep:
     # ---------------------------------------------------------------- one farm run
     def point(self, experiment, scene, w, h, spp, policy, block, wait, cluster_name, network, rep,
               min_block=4, max_copies=2, threads=1, prefetch=1, keep_stats=None):
-        """Runs (or finds in the CSV) one farm run and returns its row."""
+        """Runs (or finds in the CSV) one farm run and returns its row. On a farm service
+        (service_runner.py) its workers are the cluster: the row's cluster and network read
+        "service", so runs that differ only in those are one run."""
+        shared = getattr(self.runner, "shared", False)
+        if shared:
+            cluster_name = network = service_runner.SERVICE
         wait_key = "" if policy == "fixed" else f"{wait:g}"
+        workers_key = "tservice" if shared else f"t{threads}p{prefetch}"
         key = "|".join([experiment, scene, f"{w}x{h}", f"spp{spp}", policy, f"b{block}", f"w{wait_key}",
-                        f"m{min_block}", f"c{max_copies}", cluster_name, network, f"t{threads}p{prefetch}", f"r{rep}"])
+                        f"m{min_block}", f"c{max_copies}", cluster_name, network, workers_key, f"r{rep}"])
         if key in self.rows and (not keep_stats or os.path.exists(keep_stats)):
             return self.rows[key]
-        cluster = self.clusters[cluster_name].with_network(network)
+        cluster = None if shared else self.clusters[cluster_name].with_network(network)
         single_s, single_image = self.baseline(scene, w, h, spp)
-        speeds = [self.measured_speed(n.speed) for n in cluster.nodes]
+        speeds = None if shared else [self.measured_speed(n.speed) for n in cluster.nodes]
         out = self._tmp(self._image_key(scene, w, h, spp) + "_farm.png")
         stats_path = keep_stats or self._tmp("farm.json")
         args = size_args(w, h, spp) + real_scenes.farm_args(scene) + ["--policy", policy, "--block", str(block),
@@ -159,6 +165,10 @@ class Sweep:
         t0 = time.monotonic()
         st = self.runner.farm_run(self.scene_path(scene), args, out, stats_path, cluster, threads, prefetch)
         wall = time.monotonic() - t0
+        if shared:  # the workers that served it, each as fast as its threads
+            cluster = service_runner.service_cluster(st)
+            speeds = [n.speed for n in cluster.nodes]
+            threads = ",".join(sorted({f"{n.speed:g}" for n in cluster.nodes}))
         row = summarise(st, single_s, speeds, cluster, threads)
         with open(out, "rb") as a, open(single_image, "rb") as b:
             row["identical"] = int(a.read() == b.read())
@@ -255,7 +265,8 @@ def summarise(st, single_s, speeds, cluster, threads):
     total_speed = sum(speeds)
     by_id = {}
     for i, w in enumerate(sorted(st["workers"], key=lambda w: w["id"])):
-        by_id[w["id"]] = speed_of(w["name"], cluster, speeds)
+        # A service's workers are named by their owners: the cluster lists them in id order.
+        by_id[w["id"]] = speeds[i] if getattr(cluster, "name", None) == service_runner.SERVICE else speed_of(w["name"], cluster, speeds)
     fastest = max(speeds)
     longest = max(b["render_seconds"] * by_id.get(b["worker"], 1.0) / fastest for b in acc)
     lower = max(single_s / total_speed, longest)

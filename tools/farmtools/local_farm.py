@@ -156,6 +156,12 @@ class LocalFarm:
         self._master = self.popen(cmd + ([] if journal else ["--no-journal"]) + list(args))
         return self.endpoint_file(self._master, path, "farm master")
 
+    def service(self, state, args=(), bind="tcp://127.0.0.1:*"):
+        """`farm serve --state STATE`, kept until close(); returns its endpoint."""
+        path = self._new_endpoint_file()
+        p = self.popen([self.farm, "serve", "--state", state, "--bind", bind, "--endpoint-file", path] + list(args))
+        return self.endpoint_file(p, path, "farm serve")
+
     def proxy(self, target, args, seed=None):
         """A delaying proxy in front of `target` (tcp://HOST:PORT); returns its tcp:// endpoint."""
         cmd = [sys.executable, PROXY, "--listen", "127.0.0.1:0", "--target", target.replace("tcp://", "")]
