@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -31,16 +32,28 @@ class LiveImage {
   // one encode per max_age, not fifty (results/bench_live_load.md). Concurrent callers wait for
   // one encode rather than each making its own. 0: always the image as it is now.
   Png png(double max_age_seconds = 0) const;
+  // The image so far scaled down (each thumbnail pixel the mean of the pixels it covers) to at
+  // most `max_side` pixels on its longer side, never up; cached as png() is.
+  Png thumbnail_png(int max_side, double max_age_seconds = 0) const;
 
  private:
+  // An encoding and what it was made of, shared while the image has not changed or is young.
+  struct Encoded {
+    Png png;
+    uint64_t version = 0;
+    int side = 0;  // thumbnails: the max_side asked
+    std::chrono::steady_clock::time_point at;
+  };
+  // The cached encoding, or a new one of what `pixels` makes of the image (under the lock).
+  Png encoded(Encoded& cache, int side, double max_age_seconds,
+              const std::function<std::vector<uint8_t>(const std::vector<uint8_t>& rgb)>& encode) const;
+
   int m_width, m_height;
   mutable std::mutex m_mutex;  // the pixels and version
   std::vector<uint8_t> m_rgb;
   uint64_t m_version = 0;
-  mutable std::mutex m_encode_mutex;  // the cache below; held through an encode
-  mutable Png m_png;
-  mutable uint64_t m_png_version = 0;
-  mutable std::chrono::steady_clock::time_point m_png_at;
+  mutable std::mutex m_encode_mutex;  // the caches below; held through an encode
+  mutable Encoded m_png, m_thumbnail;
 };
 
 }  // namespace farm

@@ -19,18 +19,12 @@
 #include "base/file_checks.h"
 #include "live/connection_gate.h"
 #include "live/gated_server.h"
-#include "live/live_format.h"
+#include "live/live_view_routes.h"
 
 namespace farm {
 namespace {
 
 
-
-constexpr double k_image_max_age_seconds = 1.0;  // the page asks once a second
-
-const char k_page[] =
-#include "live_page.inc"
-    ;
 
 
 std::string lower(std::string s) {
@@ -143,7 +137,7 @@ LiveServerOptions parse_http_address(const std::string& text) {
 }
 
 LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
-    : m_o(o), m_image(width, height), m_status(std::make_shared<LiveStatus>()), m_server(std::make_unique<GatedServer>(o.gate)) {
+    : m_o(o), m_view(std::make_shared<LiveView>(width, height)), m_server(std::make_unique<GatedServer>(o.gate)) {
   httplib::Server& s = *m_server;
   s.new_task_queue = [] { return new InlineQueue; };  // gated_server.h
   // What the gate enforces, also told to clients in the Keep-Alive header.
@@ -175,27 +169,7 @@ LiveServer::LiveServer(const LiveServerOptions& o, int width, int height)
     res.set_header("Cache-Control", "no-store");
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self'");
-    res.set_content(k_page, sizeof k_page - 1, "text/html; charset=utf-8");
-  });
-  s.Get("/api/status", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(texts()->json, "application/json");
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(texts()->prometheus, "text/plain; version=0.0.4; charset=utf-8");
-  });
-  s.Get("/image.png", [this](const httplib::Request&, httplib::Response& res) {
-    try {
-      // While the job runs, an image up to a second old (the page asks once a second);
-      // once it is finished, exactly the final image.
-      const LiveImage::Png png = m_image.png(status()->finished ? 0.0 : k_image_max_age_seconds);
-      res.set_content(reinterpret_cast<const char*>(png->data()), png->size(), "image/png");
-    } catch (const std::exception& e) {
-      res.status = 500;
-      res.set_content(std::string(e.what()) + "\n", "text/plain");
-    }
-  });
+  add_live_view_routes(s, "", [this](const httplib::Request&) { return m_view; });
   m_port = bind_gated(*m_server, o);
   m_host_names = live_host_names(o);
   m_thread = start_gated(*m_server);
@@ -207,25 +181,5 @@ LiveServer::~LiveServer() {
 }
 
 std::string LiveServer::url() const { return gated_url(m_o, m_port); }
-
-void LiveServer::publish(LiveStatus status) {
-  auto next = std::make_shared<const LiveStatus>(std::move(status));
-  std::lock_guard<std::mutex> lock(m_mutex);
-  m_status = std::move(next);
-}
-
-std::shared_ptr<const LiveStatus> LiveServer::status() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_status;
-}
-
-std::shared_ptr<const LiveServer::StatusTexts> LiveServer::texts() const {
-  std::lock_guard<std::mutex> lock(m_texts_mutex);
-  std::shared_ptr<const LiveStatus> now = status();
-  if (!m_texts || m_texts->of != now) {
-    m_texts = std::make_shared<const StatusTexts>(StatusTexts{now, live_status_json(*now), live_prometheus_text(*now)});
-  }
-  return m_texts;
-}
 
 }  // namespace farm

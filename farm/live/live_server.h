@@ -1,8 +1,5 @@
 // The live view's web server (`--http ADDR:PORT`): cpp-httplib on threads of its own, serving
-//   /             the page (self-contained: no script or style from elsewhere)
-//   /api/status   LiveStatus as JSON (docs/live.md)
-//   /image.png    the image so far (8-bit sRGB, blocks not yet done black)
-//   /metrics      Prometheus text
+// one job's LiveView (live_view.h) at / (the routes: live_view_routes.h).
 // Read-only (GET and HEAD). It reads the last published status and the LiveImage, never the
 // scheduler: the ZeroMQ loop publishes, the server copies. Idle and slow clients hold no serving
 // thread until their request is in (connection_gate.h), and none longer than its write deadline;
@@ -16,8 +13,7 @@
 #include <vector>
 
 #include "live/connection_gate.h"
-#include "live/live_image.h"
-#include "live/live_status.h"
+#include "live/live_view.h"
 
 namespace farm {
 
@@ -62,25 +58,12 @@ class LiveServer {
   // http://ADDRESS:PORT/ (with ?token=... when a token is required), for the log.
   std::string url() const;
 
-  void publish(LiveStatus status);
-  LiveImage& image() { return m_image; }
+  LiveView& view() { return *m_view; }
 
  private:
-  std::shared_ptr<const LiveStatus> status() const;
-  // The status as text, formatted once per published status however many clients ask (the
-  // JSON holds every accepted block's outline: tens of kB late in a render).
-  struct StatusTexts {
-    std::shared_ptr<const LiveStatus> of;
-    std::string json, prometheus;
-  };
-  std::shared_ptr<const StatusTexts> texts() const;
   LiveServerOptions m_o;
   std::vector<std::string> m_host_names;  // live_host_names(m_o), set before serving
-  LiveImage m_image;
-  mutable std::mutex m_mutex;
-  std::shared_ptr<const LiveStatus> m_status;
-  mutable std::mutex m_texts_mutex;  // held through a formatting
-  mutable std::shared_ptr<const StatusTexts> m_texts;
+  std::shared_ptr<LiveView> m_view;
   std::unique_ptr<GatedServer> m_server;  // destroyed before what its handlers read
   int m_port = 0;
   std::thread m_thread;

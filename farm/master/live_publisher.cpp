@@ -8,9 +8,9 @@
 
 namespace farm {
 
-LivePublisher::LivePublisher(LiveServer& server, std::string scene, int frame_shown, int frames,
+LivePublisher::LivePublisher(LiveView& view, std::string scene, int frame_shown, int frames,
                              proto::PixelEncoding encoding, double interval)
-    : m_server(server), m_scene(std::move(scene)), m_frame_shown(frame_shown), m_frames(frames), m_encoding(encoding),
+    : m_view(view), m_scene(std::move(scene)), m_frame_shown(frame_shown), m_frames(frames), m_encoding(encoding),
       m_interval(interval) {}
 
 void LivePublisher::block_accepted(const Block& b, WorkerId worker, const std::vector<uint8_t>& pixels) {
@@ -18,12 +18,12 @@ void LivePublisher::block_accepted(const Block& b, WorkerId worker, const std::v
   const size_t n = static_cast<size_t>(b.pixels());
   if (m_encoding == proto::PixelEncoding::srgb8) {
     if (pixels.size() < n * 3) return;
-    m_server.image().place_rgb8(b.x, b.y, b.width, b.height, pixels.data());
+    m_view.image().place_rgb8(b.x, b.y, b.width, b.height, pixels.data());
   } else {
     if (pixels.size() < n * 12) return;
     std::vector<float> rgb(n * 3);
     std::memcpy(rgb.data(), pixels.data(), n * 12);
-    m_server.image().place_float_rgb(b.x, b.y, b.width, b.height, rgb.data());
+    m_view.image().place_float_rgb(b.x, b.y, b.width, b.height, rgb.data());
   }
   m_tiles.push_back(LiveTile{b.frame, b.x, b.y, b.width, b.height, worker});
 }
@@ -94,7 +94,7 @@ LiveStatus LivePublisher::status_of(double now, const JobController& job) const 
 void LivePublisher::maybe_publish(double now, const JobController& job) {
   if (now - m_last < m_interval) return;
   m_last = now;
-  m_server.publish(status_of(now, job));
+  m_view.publish(status_of(now, job));
 }
 
 void LivePublisher::finish(double now, const JobController& job, const std::string& outcome) {
@@ -105,7 +105,7 @@ void LivePublisher::finish(double now, const JobController& job, const std::stri
   st.eta_seconds = -1;
   st.final_lines = {"blocks " + std::to_string(s.completed_blocks()) + ", reassigned " +
                     std::to_string(s.reassignments()) + ", late results " + std::to_string(s.late_results())};
-  m_server.publish(std::move(st));
+  m_view.publish(std::move(st));
 }
 
 std::unique_ptr<LivePublisher> LivePublisher::start(const std::string& http, const std::string& token,
@@ -118,7 +118,7 @@ std::unique_ptr<LivePublisher> LivePublisher::start(const std::string& http, con
   if (!is_loopback_address(o.address) && o.token.empty())
     throw std::invalid_argument("--http " + http + " is reachable from other machines: give --http-token");
   auto server = std::make_unique<LiveServer>(o, width, height);
-  auto publisher = std::make_unique<LivePublisher>(*server, std::move(scene), frame_shown, frames, encoding);
+  auto publisher = std::make_unique<LivePublisher>(server->view(), std::move(scene), frame_shown, frames, encoding);
   publisher->m_owned = std::move(server);
   return publisher;
 }

@@ -18,7 +18,8 @@ namespace farm {
 
 class LivePublisher {
  public:
-  LivePublisher(LiveServer& server, std::string scene, int frame_shown, int frames, proto::PixelEncoding encoding,
+  // Feeds `view`, which a server of someone else's shows (the farm service's page).
+  LivePublisher(LiveView& view, std::string scene, int frame_shown, int frames, proto::PixelEncoding encoding,
                 double interval = 0.25);
   // `--http ADDR:PORT`: starts the web server (owned by the publisher) for a width x height job.
   // An address other machines can reach needs `token`; `also_hosts` are Host names it answers to
@@ -28,7 +29,8 @@ class LivePublisher {
                                               int width, int height, int frame_shown, int frames,
                                               proto::PixelEncoding encoding,
                                               const std::vector<std::string>& also_hosts = {});
-  std::string url() const { return m_server.url(); }
+  // The URL of the server start() made ("" for a view shown by someone else's).
+  std::string url() const { return m_owned ? m_owned->url() : ""; }
 
   // The accepted block's decoded pixels, in the wire encoding (as FrameStore::place takes them).
   void block_accepted(const Block& block, WorkerId worker, const std::vector<uint8_t>& pixels);
@@ -45,7 +47,7 @@ class LivePublisher {
 
  private:
   std::unique_ptr<LiveServer> m_owned;  // from start()
-  LiveServer& m_server;
+  LiveView& m_view;
   std::string m_scene;
   int m_frame_shown, m_frames;
   proto::PixelEncoding m_encoding;

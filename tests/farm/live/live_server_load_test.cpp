@@ -104,7 +104,7 @@ LiveStatus status_with_seven_blocks() {
 
 TEST_CASE("live: 200 idle connections do not keep /api/status from answering within 1 s") {
   LiveServer server(LiveServerOptions{}, 64, 48);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   Sockets idle;
   for (int i = 0; i < 200; ++i) {
     const int fd = connect_to(server.port());
@@ -124,7 +124,7 @@ TEST_CASE("live: 200 idle connections do not keep /api/status from answering wit
 
 TEST_CASE("live: clients sending one byte a second (slowloris) do not keep /api/status from answering within 1 s") {
   LiveServer server(LiveServerOptions{}, 64, 48);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   const std::string request =
       "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) + "\r\nUser-Agent: slow\r\n\r\n";
   Sockets slow;
@@ -154,7 +154,7 @@ TEST_CASE("live: clients sending one byte a second (slowloris) do not keep /api/
 
 TEST_CASE("live: a kept-alive connection serves several requests, and a request split over packets is served") {
   LiveServer server(LiveServerOptions{}, 64, 48);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   httplib::Client c("127.0.0.1", server.port());
   c.set_keep_alive(true);
   for (int i = 0; i < 5; ++i) {
@@ -185,7 +185,7 @@ TEST_CASE("live: a Range of many parts is ignored: the image is served once, who
   // 7.8 KB request of 2600 parts took the live view from 141 MB to 803 MB (issue 26's second
   // adversarial pass). The live view ignores ranges (its answers change every second).
   LiveServer server(LiveServerOptions{}, 64, 48);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   httplib::Client c("127.0.0.1", server.port());
   auto whole = c.Get("/image.png");
   REQUIRE(whole);
@@ -208,11 +208,11 @@ TEST_CASE("live: clients that never read their answers (a large PNG) do not keep
   // the server and a client that reads nothing.
   const int side = 1536;
   LiveServer server(LiveServerOptions{}, side, side);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   std::vector<uint8_t> noise(static_cast<size_t>(side) * side * 3);
   std::mt19937 rng(7);
   for (uint8_t& v : noise) v = static_cast<uint8_t>(rng());
-  server.image().place_rgb8(0, 0, side, side, noise.data());
+  server.view().image().place_rgb8(0, 0, side, side, noise.data());
   // Encoded once, here: what is measured below is the clients that do not read, not the
   // encoding (several hundred ms for this image, which every request for it waits for).
   std::string png;
@@ -256,7 +256,7 @@ TEST_CASE("live: beyond its connection limit the server closes the connections i
   LiveServerOptions o;
   o.gate.max_connections = 16;
   LiveServer server(o, 64, 48);
-  server.publish(status_with_seven_blocks());
+  server.view().publish(status_with_seven_blocks());
   Sockets idle;
   for (int i = 0; i < 40; ++i) {
     const int fd = connect_to(server.port());

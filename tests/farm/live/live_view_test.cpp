@@ -73,9 +73,9 @@ TEST_CASE("live: the server serves status, metrics and the image so far, asks fo
   LiveStatus st;
   st.scene = "x.toml";
   st.blocks_done = 7;
-  server.publish(st);
+  server.view().publish(st);
   const uint8_t red[3 * 4] = {255, 0, 0, 255, 0, 0, 255, 0, 0, 255, 0, 0};
-  server.image().place_rgb8(2, 1, 2, 2, red);
+  server.view().image().place_rgb8(2, 1, 2, 2, red);
 
   httplib::Client c("127.0.0.1", server.port());
   CHECK(c.Get("/api/status")->status == 401);  // no token
