@@ -1,9 +1,11 @@
 #include "live/queue_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 
 #include "live/gated_server.h"
+#include "live/live_view_routes.h"
 
 namespace farm {
 namespace {
@@ -87,6 +89,13 @@ QueueServer::QueueServer(const LiveServerOptions& o)
     res.status = status;
     res.set_content(body, "application/json");
   });
+  // A job's own live view: its relative links (api/status, image.png) need the slash.
+  s.Get(R"(/jobs/(\d{1,18}))", [](const httplib::Request& req, httplib::Response& res) {
+    const size_t query = req.target.find('?');
+    res.set_redirect(req.path + "/" + (query == std::string::npos ? "" : req.target.substr(query)), 303);
+  });
+  add_live_view_routes(s, R"(/jobs/(\d{1,18}))",
+                       [this](const httplib::Request& req) { return view_of(std::stoll(req.matches[1])); });
   m_port = bind_gated(*m_server, o);
   m_host_names = live_host_names(o);
   m_thread = start_gated(*m_server);
@@ -111,6 +120,34 @@ void QueueServer::publish(std::string jobs_json, std::map<int64_t, std::string> 
 std::shared_ptr<const QueueServer::Published> QueueServer::published() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_published;
+}
+
+void QueueServer::show(int64_t job, std::shared_ptr<const LiveView> view) {
+  if (!view) return;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_views[job] = std::move(view);
+  m_ended.erase(std::remove(m_ended.begin(), m_ended.end(), job), m_ended.end());
+}
+
+void QueueServer::ended(int64_t job) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (!m_views.count(job)) return;
+  m_ended.push_back(job);
+  while (m_ended.size() > k_ended_views) {
+    m_views.erase(m_ended.front());
+    m_ended.erase(m_ended.begin());
+  }
+}
+
+bool QueueServer::shows(int64_t job) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_views.count(job) > 0;
+}
+
+std::shared_ptr<const LiveView> QueueServer::view_of(int64_t job) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_views.find(job);
+  return it == m_views.end() ? nullptr : it->second;
 }
 
 std::vector<QueueControl> QueueServer::take_controls() {

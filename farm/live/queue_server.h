@@ -6,6 +6,9 @@
 //   /api/jobs/ID          one job as `farm job ID --json` gives it
 //   /metrics              Prometheus text: jobs by state, workers, each unfinished job's progress
 //   POST /api/jobs/ID/pause|resume|cancel, POST /api/jobs/ID/priority?value=N
+//   /jobs/ID/...          a job's own live view (live_view_routes.h: the page, its status, its
+//                         image and a thumbnail), while the job is set up and for the last
+//                         k_ended_views jobs that ended since the service started
 // The service's loop publishes the texts and takes the controls; a request never touches the
 // queue itself. A control must come with the header "X-Farm-Control: 1" (a page of another site
 // cannot send it without the browser asking first, which is never answered) and, when the
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "live/live_server.h"
+#include "live/live_view.h"
 
 namespace farm {
 
@@ -51,12 +55,20 @@ class QueueServer {
   std::vector<QueueControl> take_controls();
   void answer(uint64_t ticket, bool ok, std::string body);
 
+  // A job's live view, shown at /jobs/ID/ from now on; once the job has ended it stays shown
+  // until k_ended_views later jobs have ended (each holds its image in memory).
+  static constexpr size_t k_ended_views = 16;
+  void show(int64_t job, std::shared_ptr<const LiveView> view);
+  void ended(int64_t job);
+  bool shows(int64_t job) const;
+
  private:
   struct Published {
     std::string jobs, metrics;
     std::map<int64_t, std::string> job;
   };
   std::shared_ptr<const Published> published() const;
+  std::shared_ptr<const LiveView> view_of(int64_t job) const;
   // Queues the control and waits for its answer: HTTP status and body.
   std::pair<int, std::string> control(QueueControl c);
 
@@ -67,6 +79,8 @@ class QueueServer {
   std::vector<QueueControl> m_controls;
   std::map<uint64_t, std::pair<bool, std::string>> m_answers;
   uint64_t m_next_ticket = 1;
+  std::map<int64_t, std::shared_ptr<const LiveView>> m_views;
+  std::vector<int64_t> m_ended;  // shown jobs that ended, oldest first
   std::condition_variable m_answered;
   std::unique_ptr<class GatedServer> m_server;  // destroyed before what its handlers read
   int m_port = 0;

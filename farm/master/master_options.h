@@ -62,6 +62,9 @@ struct MasterOptions {
   std::string http_token;
   std::vector<std::string> http_hosts;  // Host names the live view also answers to (render --advertise)
   double http_linger = 0;  // seconds the live view keeps serving the final state after the job
+  // Without `http`: keep a live view (ServedJob::live_view) for a server of the host's to show
+  // (the farm service's page shows each job's).
+  bool keep_live_view = false;
   // Called when a worker of this name joins (true) or leaves, dies or is cut off (false).
   std::function<void(const std::string& name, bool joined)> on_worker_change;
   // Called once the socket is bound, with the actual endpoint (port resolved).

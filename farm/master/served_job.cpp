@@ -1,5 +1,6 @@
 // A served job's life outside its messages (served_job.h): setup, its files, the live view, the
 // turn of the host's loop, and the end of the job. Its messages: served_job_messages.cpp.
+#include <filesystem>
 #include "master/served_job.h"
 
 #include <spdlog/spdlog.h>
@@ -132,7 +133,15 @@ RunStatus ServedJob::open(ServingEndpoint& endpoint) {
 }
 
 RunStatus ServedJob::start_live_view() {
-  if (m_o.http.empty()) return RunStatus::ok;
+  if (m_o.http.empty()) {
+    if (m_o.keep_live_view && !m_live) {
+      m_view = std::make_shared<LiveView>(m_desc.settings.width, m_desc.settings.height);
+      // The scene's file name: its path is the host's business (the service's state folder).
+      m_live = std::make_unique<LivePublisher>(*m_view, std::filesystem::path(m_o.render.scene_path).filename().string(), m_frames.front(),
+                                               static_cast<int>(m_frames.size()), m_encoding);
+    }
+    return RunStatus::ok;
+  }
   try {
     m_live = LivePublisher::start(m_o.http, m_o.http_token, m_o.render.scene_path, m_desc.settings.width,
                                   m_desc.settings.height, m_frames.front(), static_cast<int>(m_frames.size()),

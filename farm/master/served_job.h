@@ -50,8 +50,10 @@ class ServedJob {
   // Everything that needs no socket and writes nothing: the scene, its files, the settings, the
   // block grid, the preview. A refusal here leaves no file behind.
   RunStatus setup();
-  // The live view (--http), if asked for.
+  // The live view (--http, or MasterOptions::keep_live_view), if asked for.
   RunStatus start_live_view();
+  // The job's live view kept for the host's server (keep_live_view), once started; else null.
+  std::shared_ptr<LiveView> live_view() const { return m_view; }
   // Once the host's socket is bound: the files of the job (trace, journal) and the state they feed.
   RunStatus open(ServingEndpoint& endpoint);
   // Why setup(), open() or finish() failed, as it was logged ("" if they did not).
@@ -164,6 +166,7 @@ class ServedJob {
   std::string m_last_out_for_the_job;
   Progress m_progress;
   double m_makespan = 0;
+  std::shared_ptr<LiveView> m_view;       // keep_live_view: shown by the host's server
   std::unique_ptr<LivePublisher> m_live;  // --http: the live view's server and what feeds it
 };
 

@@ -119,14 +119,17 @@ std::string ServiceHost::start(ActiveJob& a) {
   a.options.service_job = static_cast<uint64_t>(record.id);
   // A job that never started has no journal but the folder of an earlier, interrupted start may.
   a.options.resume = true;
+  a.options.keep_live_view = m_page != nullptr;  // its own live view on the service's page
   a.job = std::make_unique<ServedJob>(a.options, static_cast<JobHost&>(*this));
-  if (a.job->setup() != RunStatus::ok || a.job->open(*m_endpoint) != RunStatus::ok) {
+  if (a.job->setup() != RunStatus::ok || a.job->start_live_view() != RunStatus::ok ||
+      a.job->open(*m_endpoint) != RunStatus::ok) {
     const std::string why = a.job->failure().empty() ? "the job could not be set up" : a.job->failure();
     a.job.reset();
     std::error_code ignored;
     fs::remove_all(a.scene_dir, ignored);
     return why;
   }
+  if (m_page) m_page->show(record.id, a.job->live_view());
   spdlog::info("job {} '{}' starts{}", record.id, record.name, a.resume ? " again from its journal" : "");
   return "";
 }
@@ -211,6 +214,7 @@ void ServiceHost::retire(int64_t id) {
     }
   }
   m_dispatch.remove_job(static_cast<JobKey>(id), now());
+  if (m_page) m_page->ended(id);
   std::error_code ignored;
   fs::remove_all(a.scene_dir, ignored);
   m_active.erase(it);

@@ -65,6 +65,8 @@ void ServiceHost::serve_page() {
   bool first = true;
   for (const JobRecord& r : m_store->jobs(k_page_jobs)) {
     std::string j = job_json(r);
+    // Whether the page has the job's own live view (and its thumbnail) at /jobs/ID/.
+    j.insert(j.size() - 1, std::string(", \"live\": ") + (m_page->shows(r.id) ? "true" : "false"));
     jobs += (first ? "" : ", ") + j;
     first = false;
     each[r.id] = std::move(j);

@@ -2,12 +2,14 @@
 // drives it: the mouse clicks pause, resume, set priority and cancel (tests/farm/live/
 // page_clicker.py, over the DevTools protocol), and the queue, as `farm job` reads it, follows;
 // the page lists the workers and the job each serves; the paused-and-resumed job's image is
-// byte-identical to single's. Also what the page's API refuses without the control header.
+// byte-identical to single's; its thumbnail shows, and its name leads to its own live view. Also
+// what the page's API refuses without the control header.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -97,6 +99,34 @@ TEST_CASE("service page: in headless Chromium, clicks pause, resume, reprioritis
       run_text(f, {k_farm, "wait", "1", "--server", ep, "-o", f.path("fetched.png")}, "wait.log", &rc);
   REQUIRE_MESSAGE(rc == 0, std::string(waited + service.log()));
   CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  // The done job's thumbnail (its final image, scaled down) is in its row; a click on its name
+  // opens its own live view, which shows it complete with every block, and its image.
+  const std::string out3 = run_text(
+      f,
+      {"/usr/bin/python3", clicker, chromium, url, "wait:document.body.dataset.ready === '1'",
+       "wait:document.querySelector('" + row(1, "[data-state=\"done\"]") + "')",
+       "wait:(() => { const i = document.querySelector('" + row(1, " td.thumb img") +
+           "'); return i && i.complete && i.naturalWidth > 0; })()",
+       "print:document.querySelector('" + row(1, " td.thumb img") + "').naturalWidth",
+       "click:" + row(1, " a.live"), "wait:location.pathname === '/jobs/1/'",
+       "wait:document.body.dataset.finished === '1'",
+       "wait:(() => { const i = document.getElementById('image'); return i.complete && i.naturalWidth > 0; })()",
+       "print:document.getElementById('summary').innerText", "print:document.getElementById('image').naturalWidth"},
+      "clicker3.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(out3 + service.log()));
+  CHECK(out3.find("complete in") != std::string::npos);
+  const json status = json::parse(run_text(f, {"/usr/bin/curl", "-s", url + "jobs/1/api/status"}, "status.log"));
+  CHECK(status["finished"] == true);
+  CHECK(status["pixels_done"] == status["pixels_total"]);
+  CHECK(status["scene"] == std::filesystem::path(f.scene).filename().string());
+  // The thumbnail: the image at most 160 pixels on its longer side, never larger than the image.
+  const int width = status["width"], height = status["height"];
+  const int side = std::max(width, height);
+  const int thumb_width = side > 160 ? width * 160 / side : width;
+  CHECK(out3.find("\n" + std::to_string(thumb_width) + "\n") != std::string::npos);
+  CHECK(out3.find("\n" + std::to_string(width) + "\n") != std::string::npos);
+  // A job the page shows no view of: 404, saying so.
+  CHECK(run_text(f, {"/usr/bin/curl", "-s", url + "jobs/99/thumb.png"}, "absent.log").find("no live view") != std::string::npos);
   // The API: JSON, metrics, and a control without the page's header refused.
   const std::string api = run_text(f, {"/usr/bin/curl", "-s", url + "api/jobs"}, "api.log");
   CHECK(json::parse(api)["jobs"].size() == 2);
