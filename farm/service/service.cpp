@@ -37,8 +37,9 @@ ServiceHost::ServiceHost(const ServiceOptions& o) : m_o(o) {}
 
 ServiceHost::~ServiceHost() {
   // The jobs go first (their journals closed, still unfinished in the queue: a restart resumes
-  // them), then the socket, then the ZAP handler.
+  // them; setups still running are waited for), then the socket, then the ZAP handler.
   m_active.clear();
+  m_abandoned.clear();
   m_endpoint.reset();
 }
 
@@ -120,18 +121,38 @@ std::string ServiceHost::start(ActiveJob& a) {
   // A job that never started has no journal but the folder of an earlier, interrupted start may.
   a.options.resume = true;
   a.options.keep_live_view = m_page != nullptr;  // its own live view on the service's page
-  a.job = std::make_unique<ServedJob>(a.options, static_cast<JobHost&>(*this));
-  if (a.job->setup() != RunStatus::ok || a.job->start_live_view() != RunStatus::ok ||
-      a.job->open(*m_endpoint) != RunStatus::ok) {
-    const std::string why = a.job->failure().empty() ? "the job could not be set up" : a.job->failure();
-    a.job.reset();
-    std::error_code ignored;
-    fs::remove_all(a.scene_dir, ignored);
-    return why;
-  }
-  if (m_page) m_page->show(record.id, a.job->live_view());
-  spdlog::info("job {} '{}' starts{}", record.id, record.name, a.resume ? " again from its journal" : "");
+  a.setting_up = std::make_unique<ServedJob>(a.options, static_cast<JobHost&>(*this));
+  // Setup reads files and renders a preview; it touches nothing of the loop's (no socket, no
+  // queue), so it runs beside it.
+  a.setup_done = std::async(std::launch::async, [job = a.setting_up.get()] { return job->setup(); });
+  spdlog::info("job {} '{}' is being set up", record.id, record.name);
   return "";
+}
+
+void ServiceHost::take_up_set_up_jobs() {
+  std::vector<int64_t> failed;
+  std::vector<std::string> why;
+  for (auto& [id, ap] : m_active) {
+    ActiveJob& a = *ap;
+    if (!a.setup_done.valid() || a.setup_done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+    const RunStatus set_up = a.setup_done.get();
+    std::unique_ptr<ServedJob> job = std::move(a.setting_up);
+    if (set_up != RunStatus::ok || job->start_live_view() != RunStatus::ok || job->open(*m_endpoint) != RunStatus::ok) {
+      failed.push_back(id);
+      why.push_back(job->failure().empty() ? "the job could not be set up" : job->failure());
+      continue;
+    }
+    a.job = std::move(job);
+    if (m_page) m_page->show(id, a.job->live_view());
+    spdlog::info("job {} '{}' starts{}", id, a.record.name, a.resume ? " again from its journal" : "");
+  }
+  for (size_t i = 0; i < failed.size(); ++i) fail(failed[i], why[i]);
+  // Abandoned setups: gone once their thread is.
+  m_abandoned.erase(std::remove_if(m_abandoned.begin(), m_abandoned.end(),
+                                   [](const std::unique_ptr<ActiveJob>& a) {
+                                     return a->setup_done.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+                                   }),
+                    m_abandoned.end());
 }
 
 void ServiceHost::set_state(ActiveJob& a, JobState to, const std::string& who, const std::string& reason) {
@@ -175,10 +196,13 @@ void ServiceHost::move(ServedPeer& peer, int64_t to) {
   auto target = m_active.find(to);
   if (target == m_active.end()) return;
   if (!target->second->job) {
-    if (std::string why = start(*target->second); !why.empty()) {
-      fail(to, why);
-      return;  // the worker asks again, and goes elsewhere
+    if (!target->second->setup_done.valid()) {
+      if (std::string why = start(*target->second); !why.empty()) {
+        fail(to, why);
+        return;  // the worker asks again, and goes elsewhere
+      }
     }
+    return;  // being set up: the worker asks again, and comes once it is (idle ones every turn)
   }
   if (ActiveJob* from = job_of(peer.id)) {
     spdlog::info("worker {} '{}' moves from job {} to job {}", peer.id, peer.name, from->record.id, to);
@@ -216,7 +240,8 @@ void ServiceHost::retire(int64_t id) {
   m_dispatch.remove_job(static_cast<JobKey>(id), now());
   if (m_page) m_page->ended(id);
   std::error_code ignored;
-  fs::remove_all(a.scene_dir, ignored);
+  fs::remove_all(a.scene_dir, ignored);  // a setup still running fails on it, unheard
+  if (a.setup_done.valid()) m_abandoned.push_back(std::move(it->second));
   m_active.erase(it);
 }
 
@@ -328,6 +353,7 @@ void ServiceHost::drop(WorkerId worker) {
 // ------------------------------------------------------------------ the loop
 
 void ServiceHost::turn() {
+  take_up_set_up_jobs();
   const double t = now();
   std::vector<int64_t> ids;
   for (const auto& [id, a] : m_active) ids.push_back(id);

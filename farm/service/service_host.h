@@ -6,9 +6,11 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "assets/asset_cache.h"
 #include "control/job_dispatch.h"
@@ -32,6 +34,12 @@ struct ActiveJob {
   bool resume = false;    // taken up at a restart: its journal holds what was done
   MasterOptions options;  // the ServedJob holds a reference: an ActiveJob never moves
   std::unique_ptr<ServedJob> job;  // null until started
+  // While it is set up (ServedJob::setup: its scene read, a factoring policy's preview) on a
+  // thread of its own, so a large scene does not hold the loop and the other jobs' workers:
+  // the job, and setup's outcome once ready. Declared in this order: the future's destructor
+  // waits for the thread before the job it sets up goes.
+  std::unique_ptr<ServedJob> setting_up;
+  std::future<RunStatus> setup_done;
   std::string scene_dir;  // the job's files laid out under their names (removed at its end)
   double last_progress_saved = -1;
   std::string waiting_for;  // why workers left it: the last one that could not take part said so
@@ -53,9 +61,12 @@ class ServiceHost : private ServingHandler, private JobHost {
   void resume_unfinished();
   // The job joins the dispatch (no file is read yet). "" or why it cannot be served (its spec).
   std::string activate(const JobRecord& record, bool resume);
-  // Its first worker is coming: its files laid out, its scene read, its journal opened (resumed
-  // from it at a restart). "" or why it cannot be rendered.
+  // Its first worker is coming: its files laid out, then set up on a thread of its own (its
+  // scene read, a preview). "" or why it cannot be rendered.
   std::string start(ActiveJob& a);
+  // Jobs whose setup is done: their journals opened (resumed from them at a restart), their live
+  // views shown; from then on they take workers. A setup that failed fails its job.
+  void take_up_set_up_jobs();
   double progress_of(const ActiveJob& a) const { return a.job ? a.job->progress() : a.record.progress; }
   void turn();
   void finish(int64_t id);
@@ -110,6 +121,8 @@ class ServiceHost : private ServingHandler, private JobHost {
   std::unique_ptr<AssetCache> m_files;  // uploads, content-addressed: STATE/files
   JobDispatch m_dispatch;
   std::map<int64_t, std::unique_ptr<ActiveJob>> m_active;
+  // Jobs that ended (cancelled) while being set up: kept until their setup thread is done with them.
+  std::vector<std::unique_ptr<ActiveJob>> m_abandoned;
   std::map<WorkerId, int64_t> m_job_of;  // every joined worker: its job, 0 for none
   double m_last_heartbeat = -1;
   std::unique_ptr<QueueServer> m_page;  // --http

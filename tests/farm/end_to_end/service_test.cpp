@@ -170,6 +170,35 @@ TEST_CASE("service: pause takes a job's blocks back at once, resume finishes it 
   CHECK(unknown.out.find("no job 99") != std::string::npos);
 }
 
+TEST_CASE("service: a job being set up (its preview) holds neither the queue nor the loop; cancelled meanwhile, it is dropped") {
+  Fixture f("service_setup", 4000);
+  auto service = start_service(f, "state");
+  const std::string ep = endpoint_from(*service);
+  auto w1 = service_worker(f, ep, "w1");
+  const int small = submit(f, ep, "small.png", {"--block", "8", "--policy", "fixed"});
+  REQUIRE(wait_until([&] { return job_of(f, ep, small)["progress"].get<double>() > 0; }, 60));
+  // A higher priority with a factoring policy's preview of 1000x750 (seconds of rendering): the
+  // worker waits for it while it is set up beside the loop.
+  Ran big = client(f, {"submit", std::string(FARM_SOURCE_DIR) + "/scenes/chess2.toml", "-o", "big.png", "--width", "4000",
+                       "--height", "3000", "--spp", "1", "--policy", "factoring", "--priority", "5", "--name", "big",
+                       "--server", ep, "--json"},
+                   "big.log");
+  REQUIRE_MESSAGE(big.code == 0, big.out);
+  REQUIRE(service->wait_for_log("job 2 'big' is being set up", 30));
+  // Answered while the preview renders: the loop is not held by it.
+  Ran cancelled = client(f, {"cancel", "2", "--server", ep}, "cancel.log");
+  const std::string log = service->log();
+  REQUIRE_MESSAGE(cancelled.code == 0, cancelled.out);
+  CHECK_MESSAGE(log.find("preview for the factoring policy's block costs: 1000x750") == std::string::npos, log);
+  CHECK(log.find("job 2 'big' starts") == std::string::npos);
+  CHECK(job_of(f, ep, 2)["state"] == "cancelled");
+  // The worker comes back to the small job, which ends exactly; the dropped setup ends unheard.
+  Ran waited = client(f, {"wait", std::to_string(small), "--server", ep, "-o", f.path("fetched.png")}, "wait.log");
+  REQUIRE_MESSAGE(waited.code == 0, std::string(waited.out + service->log()));
+  CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  CHECK(service->log().find("job 2 'big' starts") == std::string::npos);
+}
+
 TEST_CASE("service: kill -9 mid-job, restart: the queue is as before and the job completes from its journal") {
   Fixture f("service_restart", 6000);
   auto service = start_service(f, "state");
