@@ -214,7 +214,10 @@ MasterOptions submission_master_options(const JobSubmission& s, const std::strin
   o.preview_costs = s.preview_costs;
   o.journal = true;
   o.journal_path = journal_path;
-  o.keep_journal = false;
+  // Kept when the job ends: the service removes it once the job is recorded done, so a crash
+  // between the image's write and that record resumes from it (every block restored, nothing
+  // rendered again) instead of rendering the job anew.
+  o.keep_journal = true;
   return o;
 }
 

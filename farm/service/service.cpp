@@ -257,6 +257,10 @@ void ServiceHost::finish(int64_t id) {
     spdlog::info("job {} '{}' is done in {:.3f} s: {} block(s) rendered, {} taken from its journal", id, a.record.name,
                  a.job->makespan(), sched.completed_blocks(), sched.restored_blocks());
     set_state(a, JobState::done, "service");
+    if (a.record.state == JobState::done) {  // recorded: the journal has served its purpose
+      std::error_code ignored;
+      fs::remove(a.options.journal_path, ignored);
+    }
   } else {
     set_state(a, JobState::failed, "service", a.job->failure().empty() ? "its outputs could not be written" : a.job->failure());
   }

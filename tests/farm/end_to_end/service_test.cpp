@@ -161,6 +161,9 @@ TEST_CASE("service: pause takes a job's blocks back at once, resume finishes it 
   Ran waited = client(f, {"wait", std::to_string(id), "--server", ep, "-o", f.path("fetched.png")}, "wait.log");
   REQUIRE_MESSAGE(waited.code == 0, std::string(waited.out + service->log()));
   CHECK(test_process::same_file(f.path("fetched.png"), f.reference));
+  // Its journal went once the job was recorded done (not before: a crash in between resumes from it).
+  CHECK(fs::exists(f.path("state") + "/jobs/" + std::to_string(id) + "/images"));
+  CHECK_FALSE(fs::exists(f.path("state") + "/jobs/" + std::to_string(id) + "/journal"));
   Ran fetch_cancelled = client(f, {"fetch", std::to_string(other), "--server", ep, "-o", f.path("x.png")}, "fetch.log");
   CHECK(fetch_cancelled.code == 2);
   CHECK(!fs::exists(f.path("x.png")));
