@@ -69,7 +69,7 @@ void print_jobs(const json& jobs) {
     std::string name = j.value("name", "");
     if (name.size() > 24) name = name.substr(0, 22) + "..";
     std::printf("%-6lld %-24s %-10s %-9s %5d %7.1f%% %7d %8s %9s\n", static_cast<long long>(j.value("id", int64_t{0})),
-                name.c_str(), short_owner(j.value("owner", "")).c_str(), j.value("state", "").c_str(), j.value("priority", 0),
+                name.c_str(), j.value("owner_name", short_owner(j.value("owner", ""))).c_str(), j.value("state", "").c_str(), j.value("priority", 0),
                 100.0 * j.value("progress", 0.0), j.value("workers", 0), duration_text(j["elapsed"]).c_str(),
                 duration_text(j["remaining"]).c_str());
   }
@@ -124,7 +124,10 @@ int run_serve(const ServeCommandOptions& o) {
       if (!s.curve) throw std::invalid_argument("--admin needs keys (--key and --allow): without them every client is 'local'");
       s.admins = security::read_server_keys(o.key_path, o.admin_path).allowed;
       s.curve->allowed.insert(s.admins.begin(), s.admins.end());
+      s.key_names = security::allow_list_names(o.admin_path);
     }
+    if (!o.allow_path.empty())
+      for (auto& [key, name] : security::allow_list_names(o.allow_path)) s.key_names[key] = name;
   } catch (const std::exception& e) {
     spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));
@@ -187,7 +190,7 @@ int run_client(const std::string& command, const ClientOptions& c, const JobComm
       std::printf("scene %s, output %s%s\n", j.value("scene", "?").c_str(), j.value("output", "?").c_str(),
                   j.value("reason", "").empty() ? "" : (", " + j.value("reason", "")).c_str());
       for (const json& e : j["history"])
-        std::printf("  %.3f  %-20s %s\n", e.value("at", 0.0), e.value("what", "").c_str(), short_owner(e.value("who", "")).c_str());
+        std::printf("  %.3f  %-20s %s\n", e.value("at", 0.0), e.value("what", "").c_str(), e.value("who_name", short_owner(e.value("who", ""))).c_str());
       return k_exit_ok;
     }
     if (command == "wait") return wait_for(client, o.id, o.output, o.stats_path);

@@ -178,7 +178,10 @@ std::string read_public_key_file(const std::string& path) {
   return key;
 }
 
-std::set<std::string> read_allow_list(const std::string& file_or_dir) {
+namespace {
+
+// The files of an allow-list: the file itself, or a folder's *.pub files.
+std::vector<std::string> allow_list_files(const std::string& file_or_dir) {
   std::vector<std::string> files;
   std::error_code ec;
   if (fs::is_directory(file_or_dir, ec)) {
@@ -190,8 +193,14 @@ std::set<std::string> read_allow_list(const std::string& file_or_dir) {
   } else {
     files.push_back(file_or_dir);
   }
+  return files;
+}
+
+}  // namespace
+
+std::set<std::string> read_allow_list(const std::string& file_or_dir) {
   std::set<std::string> keys;
-  for (const std::string& f : files) {
+  for (const std::string& f : allow_list_files(file_or_dir)) {
     for (const KeyLine& k : parse_key_lines(f, read_text(f))) {
       if (k.label == "secret-key")
         throw KeyFileError(f + ":" + std::to_string(k.line) +
@@ -201,6 +210,15 @@ std::set<std::string> read_allow_list(const std::string& file_or_dir) {
   }
   if (keys.empty()) throw KeyFileError("allow-list '" + file_or_dir + "' names no public key");
   return keys;
+}
+
+std::map<std::string, std::string> allow_list_names(const std::string& file_or_dir) {
+  std::map<std::string, std::string> names;
+  for (const std::string& f : allow_list_files(file_or_dir)) {
+    const std::vector<KeyLine> keys = parse_key_lines(f, read_text(f));
+    if (keys.size() == 1 && keys.front().label != "secret-key") names[keys.front().key] = fs::path(f).stem().string();
+  }
+  return names;
 }
 
 std::string key_prefix(const std::string& z85_key) {

@@ -11,6 +11,7 @@
 // that half-parses must never turn into an open door.
 #pragma once
 
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,9 @@ std::string read_public_key_file(const std::string& path);
 // Z85 public keys from a key file, a file of keys (one per line) or a folder of *.pub files.
 // An empty result is an error: an allow-list that admits nobody is surely a mistake.
 std::set<std::string> read_allow_list(const std::string& file_or_dir);
+// The names an allow-list gives its keys, for people to read: a file holding one key names it
+// by the file's stem (alice.pub: "alice"). Keys of a file of several keys are not named.
+std::map<std::string, std::string> allow_list_names(const std::string& file_or_dir);
 
 // The first characters of a key, enough to tell keys apart in logs without printing them whole.
 std::string key_prefix(const std::string& z85_key);

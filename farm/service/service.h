@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +28,9 @@ struct ServiceOptions {
   // Z85 public keys that may pause, resume, cancel and reprioritise any job (a job's owner may
   // always control its own).
   std::set<std::string> admins;
+  // Names of keys, for people to read (the allow-lists' file names: alice.pub is "alice"); a
+  // job's owner is shown by its name where it has one, else by its key's first characters.
+  std::map<std::string, std::string> key_names;
   // What every job is served with: heartbeats and liveness (its scheduling's other fields come
   // from each submission).
   MasterOptions job_defaults;

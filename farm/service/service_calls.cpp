@@ -121,7 +121,9 @@ std::string ServiceHost::call_submit(const std::string& owner, const std::string
     ok = false;
     return json{{"error", "job " + std::to_string(id) + " cannot be rendered: " + why}, {"id", id}}.dump();
   }
-  spdlog::info("job {} '{}' submitted by {} (priority {}{})", id, s.name, owner.substr(0, 12), s.priority,
+  auto named = m_o.key_names.find(owner);
+  spdlog::info("job {} '{}' submitted by {} (priority {}{})", id, s.name,
+               named != m_o.key_names.end() ? named->second : owner.substr(0, 12), s.priority,
                s.paused ? ", paused" : "");
   return json{{"id", id}}.dump();
 }
@@ -131,6 +133,10 @@ std::string ServiceHost::job_json(const JobRecord& r) const {
   j["id"] = r.id;
   j["name"] = r.name;
   j["owner"] = r.owner;
+  auto named = m_o.key_names.find(r.owner);
+  j["owner_name"] = named != m_o.key_names.end() ? named->second
+                    : r.owner.size() > 10            ? r.owner.substr(0, 8) + ".."
+                                                     : r.owner;
   j["state"] = job_state_name(r.state);
   j["priority"] = r.priority;
   double progress = r.progress;
@@ -178,7 +184,11 @@ std::string ServiceHost::call_job(const std::string& body, bool& ok) {
   }
   json j = json::parse(job_json(*r));
   json history = json::array();
-  for (const JobEvent& e : m_store->history(id)) history.push_back({{"at", e.at}, {"what", e.what}, {"who", e.who}});
+  for (const JobEvent& e : m_store->history(id)) {
+    json event{{"at", e.at}, {"what", e.what}, {"who", e.who}};
+    if (auto named = m_o.key_names.find(e.who); named != m_o.key_names.end()) event["who_name"] = named->second;
+    history.push_back(std::move(event));
+  }
   j["history"] = history;
   auto a = m_active.find(id);
   if (a != m_active.end()) {

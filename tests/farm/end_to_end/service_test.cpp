@@ -276,6 +276,10 @@ TEST_CASE("service: with keys, a client without an allowed key cannot submit, an
   const json listing = json::parse(listed.out);
   REQUIRE(listing["jobs"].size() == 1);
   const std::string id = std::to_string(listing["jobs"][0]["id"].get<int>());
+  // Owners are shown by the names the allow-list gives their keys (allowed/alice.pub: alice).
+  CHECK(listing["jobs"][0]["owner_name"] == "alice");
+  Ran table = client(f, with({"jobs"}, as("allowed/bob")), "bob_table.log");
+  CHECK(table.out.find(" alice ") != std::string::npos);
   Ran bob = client(f, with({"cancel", id}, as("allowed/bob")), "bob_cancel.log");
   CHECK(bob.code == 2);
   CHECK(bob.out.find("is not yours") != std::string::npos);

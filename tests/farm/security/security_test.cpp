@@ -4,6 +4,7 @@
 // wrong master key get nothing at all; a network endpoint without keys is refused.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <zmq.hpp>
 
@@ -159,6 +161,25 @@ Refusal run_refusal(const std::string& name,
 }
 
 }  // namespace
+
+TEST_CASE("security: an allow-list names its keys by their files (alice.pub: alice), not those of a file of several" *
+          doctest::test_suite("unit")) {
+  const fs::path dir = fs::temp_directory_path() / ("farm_names_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "allowed");
+  const sec::CurveKeyPair alice = sec::generate_key_pair(), bob = sec::generate_key_pair(), carol = sec::generate_key_pair();
+  sec::write_key_files((dir / "allowed" / "alice").string(), alice, false);
+  sec::write_key_files((dir / "allowed" / "bob").string(), bob, false);
+  const std::map<std::string, std::string> names = sec::allow_list_names((dir / "allowed").string());
+  CHECK(names == std::map<std::string, std::string>{{alice.public_key, "alice"}, {bob.public_key, "bob"}});
+  // A list of several keys admits them all but names none of them (no file names a person).
+  { std::ofstream(dir / "team.txt") << alice.public_key << "\n" << carol.public_key << "\n"; }
+  CHECK(sec::read_allow_list((dir / "team.txt").string()).size() == 2);
+  CHECK(sec::allow_list_names((dir / "team.txt").string()).empty());
+  CHECK(sec::allow_list_names((dir / "allowed" / "bob.pub").string()) ==
+        std::map<std::string, std::string>{{bob.public_key, "bob"}});
+  fs::remove_all(dir);
+}
 
 TEST_CASE("security: loopback endpoints are told apart from network ones" * doctest::test_suite("unit")) {
   for (const char* ep :
