@@ -173,7 +173,7 @@ TEST_CASE("service: pause takes a job's blocks back at once, resume finishes it 
   CHECK(unknown.out.find("no job 99") != std::string::npos);
 }
 
-TEST_CASE("service: a job being set up (its preview) holds neither the queue nor the loop; cancelled meanwhile, it is dropped") {
+TEST_CASE("service: a job being set up (its preview) holds neither the queue nor the loop, and is dropped when cancelled meanwhile") {
   Fixture f("service_setup", 4000);
   auto service = start_service(f, "state");
   const std::string ep = endpoint_from(*service);
