@@ -9,6 +9,7 @@
 #include <string>
 
 #include "integrators/integrator.h"
+#include "render/adaptive_sampling.h"
 #include "render/camera.h"
 #include "sampling/pixel_filter.h"
 
@@ -32,6 +33,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const bool pinhole = !(scene.desc.camera.at_frame(frame).aperture > 0);
   const bool whitted = settings.integrator == IntegratorKind::whitted;
   const PixelFilterSampler& filter = PixelFilterSampler::shared(settings.filter, settings.filter_width);
+  const AdaptiveSchedule adaptive(settings);
   tbb::combinable<RayCounts> local_counts;
 
   // Camera rays are traced in packets (Tracer::intersect_packet): the 4x4 pixels of an
@@ -43,6 +45,9 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   // byte-identical to `farm single`'s for any block layout by construction, at the price of
   // some wasted camera rays for blocks not aligned to 4 pixels. (Tracing only the rectangle's
   // own rays gave the same bytes on the determinism tests, Sponza included; we do not rely on it.)
+  // With adaptive sampling a pixel that has stopped still has its camera ray traced in its
+  // packet (not shaded), so a packet never depends on which of its pixels stopped; a cell stops
+  // once every pixel of the rectangle in it has (later packets change no earlier pixel).
   constexpr int k_cell = 4;
   static_assert(k_cell * k_cell == k_camera_packet, "one packet per cell");
   const int cx0 = rect.x / k_cell, cy0 = rect.y / k_cell;
@@ -58,16 +63,22 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
         int px[k_camera_packet], py[k_camera_packet];
         bool in_image[k_camera_packet], in_rect[k_camera_packet];
         uint64_t keys[k_camera_packet];
-        Color sums[k_camera_packet];
+        Color sums[k_camera_packet], squares[k_camera_packet];
+        int taken[k_camera_packet];   // samples of the pixel so far
+        bool active[k_camera_packet];  // in the rectangle and still taking samples
+        int running = 0;
         for (int i = 0; i < k_camera_packet; ++i) {
           px[i] = cx * k_cell + i % k_cell;
           py[i] = cy * k_cell + i / k_cell;
           in_image[i] = px[i] < settings.width && py[i] < settings.height;
           in_rect[i] = px[i] >= rect.x && px[i] < rect.x + rect.width && py[i] >= rect.y && py[i] < rect.y + rect.height;
           keys[i] = in_image[i] ? pixel_key(settings.seed, frame, px[i], py[i]) : 0;
-          sums[i] = Color{0.0f};
+          sums[i] = squares[i] = Color{0.0f};
+          taken[i] = 0;
+          active[i] = in_rect[i];
+          running += active[i];
         }
-        for (int s = 0; s < spp; ++s) {
+        for (int s = 0; s < spp && running > 0; ++s) {
           std::optional<PixelSampler> samplers[k_camera_packet];
           for (int i = 0; i < k_camera_packet; ++i) {
             if (!in_image[i]) continue;
@@ -81,17 +92,25 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
           }
           tracer.intersect_packet(rays, in_image, hits, found);
           for (int i = 0; i < k_camera_packet; ++i) {
-            if (!in_rect[i]) continue;
+            if (!active[i]) continue;
             ++rc.camera;
             const SurfaceHit* first = found[i] ? &hits[i] : nullptr;
             Color c = whitted ? trace_whitted(tracer, rays[i], first, *samplers[i], rc)
                               : trace_path(tracer, rays[i], first, *samplers[i], rc);
-            if (is_finite(c)) sums[i] += c;  // a NaN sample must not poison the pixel
+            if (is_finite(c)) {  // a NaN sample must not poison the pixel
+              sums[i] += c;
+              if (adaptive.on()) squares[i] += c * c;
+            }
+            ++taken[i];
+            if (adaptive.checks_at(taken[i]) && adaptive.converged(sums[i], squares[i], taken[i])) {
+              active[i] = false;
+              --running;
+            }
           }
         }
         for (int i = 0; i < k_camera_packet; ++i) {
           if (!in_rect[i]) continue;
-          Color mean = sums[i] / static_cast<float>(spp);
+          Color mean = sums[i] / static_cast<float>(taken[i]);
           float* out = rgba + 4 * (static_cast<size_t>(py[i] - rect.y) * rect.width + (px[i] - rect.x));
           out[0] = mean.x;
           out[1] = mean.y;

@@ -41,6 +41,11 @@ struct RenderSettings {
   float max_sample_value = 0.0f; // path only: clamp each sample's channels (0 = no clamp)
   PixelFilter filter = PixelFilter::blackman_harris;
   float filter_width = 3.0f;     // pixels: the filter's whole support along x and along y
+  // Adaptive sampling (render/adaptive_sampling.h): a pixel stops taking samples once its own
+  // error estimate, taken at fixed sample counts, is under the threshold; `spp` is then the
+  // most a pixel takes. 0 = off: every pixel takes `spp`.
+  float noise_threshold = 0.0f;
+  int min_samples = 0;           // the first check's sample count; 0 = automatic (adaptive_sampling.h)
 };
 
 // A whole-number setting outside [lo, hi] in the words a scene file's error uses ("'spp' must be

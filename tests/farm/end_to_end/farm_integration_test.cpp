@@ -42,6 +42,33 @@ TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 
   }
 }
 
+TEST_CASE("farm: with adaptive sampling (pixels stopping at their own noise) farm render is byte-identical to single") {
+  Fixture f("farm_adaptive", 32);
+  std::ifstream in(f.scene);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\nspp = 32\n"), 10, "\nspp = 32\nnoise_threshold = 0.05\nmin_samples = 4\n");
+  const std::string scene = f.path("adaptive.toml");
+  std::ofstream(scene) << text;
+  for (const std::string ext : {".png", ".exr"}) {
+    const std::string single = f.path("single_adaptive" + ext);
+    REQUIRE(test_process::run({k_farm, "single", scene, "-o", single, "--threads", "1"}, single + ".log", 120) == 0);
+    CHECK_FALSE(test_process::same_file(single, f.reference));  // adaptive sampling changed the image
+    // PNG at every block size and worker count; EXR (floats on the wire) once.
+    for (int block : ext == ".png" ? std::vector<int>{4, 13, 64} : std::vector<int>{13}) {
+      for (int workers : ext == ".png" ? std::vector<int>{1, 2} : std::vector<int>{2}) {
+        CAPTURE(ext);
+        CAPTURE(block);
+        CAPTURE(workers);
+        const std::string out = f.path("farm_" + std::to_string(block) + "_" + std::to_string(workers) + ext);
+        REQUIRE(test_process::run({k_farm, "render", scene, "-o", out, "--policy", "fixed", "--block",
+                                   std::to_string(block), "--workers", std::to_string(workers), "--threads", "1"},
+                                  out + ".log", 120) == 0);
+        CHECK(test_process::same_file(out, single));
+      }
+    }
+  }
+}
+
 TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {
   Fixture f("farm_factoring");
   for (bool preview : {true, false}) {

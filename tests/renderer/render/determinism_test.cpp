@@ -130,9 +130,16 @@ bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-void check_invariance(const std::string& integrator, const std::string& extra_render_keys = "") {
+// `spp`: the samples per pixel instead of the scene's 3.
+std::string scene_text(const std::string& integrator, const std::string& extra_render_keys, int spp) {
   std::string text = k_scene;
+  text.replace(text.find("spp = 3"), 7, "spp = " + std::to_string(spp));
   text.replace(text.find("[render]"), 8, "[render]\nintegrator = \"" + integrator + "\"\n" + extra_render_keys);
+  return text;
+}
+
+void check_invariance(const std::string& integrator, const std::string& extra_render_keys = "", int spp = 3) {
+  const std::string text = scene_text(integrator, extra_render_keys, spp);
   auto scene = test_render::scene_from(text);
   for (int frame : {1, 2}) {
     CAPTURE(frame);
@@ -165,6 +172,24 @@ TEST_CASE("determinism: path tracing is byte-identical across tilings, orders an
 
 TEST_CASE("determinism: whitted is byte-identical across tilings, orders and thread counts") {
   check_invariance("whitted");
+}
+
+TEST_CASE("determinism: with adaptive sampling pixels stop at different counts, and any tiling gives the same bytes") {
+  const std::string keys = "noise_threshold = 0.05\nmin_samples = 4\n";
+  check_invariance("path", keys, 32);
+  check_invariance("whitted", keys, 32);
+  // It did stop pixels early, not all of them at once, and it changed the image (so the check
+  // above compares images that adaptive sampling shaped).
+  auto adaptive = test_render::scene_from(scene_text("path", keys, 32));
+  auto fixed = test_render::scene_from(scene_text("path", "", 32));
+  const auto& s = adaptive->desc.settings;
+  rt::RayCounts counts;
+  std::vector<float> image(static_cast<size_t>(s.width) * s.height * 4);
+  rt::render_rect(*adaptive, 1, {0, 0, s.width, s.height}, image.data(), &counts);
+  const uint64_t pixels = static_cast<uint64_t>(s.width) * s.height;
+  CHECK(counts.camera > 4 * pixels);   // some pixels went past the first check
+  CHECK(counts.camera < 32 * pixels);  // some stopped before spp
+  CHECK_FALSE(same_bytes(image, test_render::render_full(*fixed, 1)));
 }
 
 TEST_CASE("determinism: a reloaded scene renders the same bytes") {

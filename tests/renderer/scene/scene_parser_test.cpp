@@ -58,6 +58,8 @@ seed = 42
 frames = 24
 ambient = 0.1
 max_sample_value = 10
+noise_threshold = 0.02
+min_samples = 16
 
 [camera]
 position = [0, 1, 5]
@@ -113,6 +115,8 @@ intensity = [1, 2, 3]
   CHECK(s.settings.frames == 24);
   CHECK(s.settings.ambient == rt::Color(0.1f));
   CHECK(s.settings.max_sample_value == 10.0f);
+  CHECK(s.settings.noise_threshold == 0.02f);
+  CHECK(s.settings.min_samples == 16);
   CHECK(s.camera.key.position == rt::Vec3(0, 1, 5));
   CHECK(s.camera.key.up == rt::Vec3(0, 1, 0));  // default kept
   CHECK(s.camera.key.fov_degrees == 30.0f);
@@ -130,7 +134,7 @@ intensity = [1, 2, 3]
   CHECK(s.materials[0].kind == rt::MaterialKind::plastic);
   CHECK(s.materials[0].albedo.texture == 0);
   CHECK(s.materials[0].roughness == doctest::Approx(0.3));
-  CHECK(s.materials[0].loc.str() == "x.toml:32:1");
+  CHECK(s.materials[0].loc.str() == "x.toml:34:1");
   CHECK(s.materials[1].kind == rt::MaterialKind::emissive);
   CHECK(s.materials[1].emission == rt::Color(10, 10, 8));
   CHECK(s.materials[1].two_sided);

@@ -1,0 +1,43 @@
+#include "render/adaptive_sampling.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rt {
+
+int AdaptiveSchedule::automatic_first_check(int spp) {
+  int first = 4;
+  while (static_cast<double>(first) * first < spp) first *= 2;
+  return std::min(first, spp);
+}
+
+AdaptiveSchedule::AdaptiveSchedule(const RenderSettings& s) : m_spp(std::max(1, s.spp)), m_threshold(s.noise_threshold) {
+  m_first = s.min_samples > 0 ? std::min(s.min_samples, m_spp) : automatic_first_check(m_spp);
+  m_on = m_threshold > 0 && m_first < m_spp;
+}
+
+bool AdaptiveSchedule::checks_at(int n) const {
+  if (!m_on || n < m_first || n >= m_spp) return false;
+  // first, 2 first, 4 first, ...
+  for (int c = m_first; c <= n; c *= 2)
+    if (c == n) return true;
+  return false;
+}
+
+float AdaptiveSchedule::error(const Color& sum, const Color& sum_sq, int n) {
+  if (n < 2) return 0.0f;
+  const float fn = static_cast<float>(n);
+  float var = 0.0f, intensity = 0.0f;
+  for (int c = 0; c < 3; ++c) {
+    const float mean = sum[c] / fn;
+    var += std::max(0.0f, (sum_sq[c] - sum[c] * mean) / (fn - 1.0f));
+    intensity += std::max(0.0f, mean);
+  }
+  return std::sqrt(var / fn) / std::sqrt(1e-4f + intensity);
+}
+
+bool AdaptiveSchedule::converged(const Color& sum, const Color& sum_sq, int n) const {
+  return n >= 2 && error(sum, sum_sq, n) < m_threshold;
+}
+
+}  // namespace rt
