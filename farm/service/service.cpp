@@ -130,6 +130,7 @@ std::string ServiceHost::start(ActiveJob& a) {
 }
 
 void ServiceHost::take_up_set_up_jobs() {
+  std::set<WorkerId> waiting;
   std::vector<int64_t> failed;
   std::vector<std::string> why;
   for (auto& [id, ap] : m_active) {
@@ -145,8 +146,14 @@ void ServiceHost::take_up_set_up_jobs() {
     a.job = std::move(job);
     if (m_page) m_page->show(id, a.job->live_view());
     spdlog::info("job {} '{}' starts{}", id, a.record.name, a.resume ? " again from its journal" : "");
+    // The workers sent here while it was set up: asked again now, not at their next request
+    // (a heartbeat later), so a new job of a higher priority gets every worker it was given.
+    waiting.insert(a.turned_away.begin(), a.turned_away.end());
+    a.turned_away.clear();
   }
   for (size_t i = 0; i < failed.size(); ++i) fail(failed[i], why[i]);
+  for (WorkerId w : waiting)
+    if (ServedPeer* p = m_endpoint->find(w)) serve_request(*p, nullptr);
   // Abandoned setups: gone once their thread is.
   m_abandoned.erase(std::remove_if(m_abandoned.begin(), m_abandoned.end(),
                                    [](const std::unique_ptr<ActiveJob>& a) {
@@ -202,7 +209,8 @@ void ServiceHost::move(ServedPeer& peer, int64_t to) {
         return;  // the worker asks again, and goes elsewhere
       }
     }
-    return;  // being set up: the worker asks again, and comes once it is (idle ones every turn)
+    target->second->turned_away.insert(peer.id);  // served again the moment it is set up
+    return;
   }
   if (ActiveJob* from = job_of(peer.id)) {
     spdlog::info("worker {} '{}' moves from job {} to job {}", peer.id, peer.name, from->record.id, to);

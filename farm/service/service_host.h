@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct ActiveJob {
   // waits for the thread before the job it sets up goes.
   std::unique_ptr<ServedJob> setting_up;
   std::future<RunStatus> setup_done;
+  std::set<WorkerId> turned_away;  // workers the dispatch sent here while it was set up
   std::string scene_dir;  // the job's files laid out under their names (removed at its end)
   double last_progress_saved = -1;
   std::string waiting_for;  // why workers left it: the last one that could not take part said so
