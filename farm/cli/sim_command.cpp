@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 
@@ -15,6 +16,7 @@
 #include "costs/cost_map.h"
 #include "scene/scene_desc.h"
 #include "scheduler/policy.h"
+#include "sim/jobs_spec.h"
 #include "sim/simulator.h"
 
 namespace farm {
@@ -25,6 +27,9 @@ void add_sim_command(CLI::App& app, SimCommandOptions& o) {
       ->required();
   cmd->add_option("--cluster", o.cluster_path, "Cluster description (TOML: [[group]] count, speed, threads, latency_ms, ...)")
       ->required();
+  cmd->add_option("--jobs", o.jobs_path,
+                  "Several jobs sharing the cluster as `farm serve` shares it (TOML: [[job]] name, cost_map, priority, "
+                  "submit, work_factor, frames, policy, block, load_ms, setup_ms, pause, resume, reprioritise_at, new_priority)");
   add_scheduling_options(*cmd, o.scheduling);
   cmd->add_option("--width", o.width, "Image width to simulate (default: the cost map's; otherwise rescaled)")
       ->transform(in_range(1, CostMap::k_max_side));
@@ -76,6 +81,137 @@ SimOptions sim_options(const SimCommandOptions& o, const CostMap& map) {
   return s;
 }
 
+// A cost map as --width, --height and --work-factor rescale it.
+CostMap rescaled(CostMap map, const SimCommandOptions& o) {
+  if (o.width || o.height || o.work_factor != 1) {
+    int w = o.width ? o.width : map.width();
+    int h = o.height ? o.height : (o.width ? static_cast<int>(static_cast<long>(map.height()) * w / map.width()) : map.height());
+    map = map.scaled(w, h, o.work_factor, map.tile());
+  }
+  return map;
+}
+
+std::string seconds_or_dash(double t) {
+  char text[32];
+  if (t < 0) return "-";
+  std::snprintf(text, sizeof text, "%.3f", t);
+  return text;
+}
+
+// The table of `farm sim --jobs`: one row per job, then the run's summary.
+void print_jobs(const SimCommandOptions& o, const SimResult& r, const std::vector<SimWorkerSpec>& workers) {
+  double speed = 0;
+  for (const SimWorkerSpec& w : workers) speed += w.speed * w.threads;
+  std::printf("Simulated %zu job(s) sharing %zu workers (total speed %.3g) as `farm serve` shares them; jobs without their own: policy %s, block %d; wait %g s\n",
+              r.jobs.size(), workers.size(), speed, policy_name(o.scheduling.policy), initial_block_size(o.scheduling),
+              o.scheduling.base_wait);
+  std::printf("  %-16s %8s %9s %9s %9s %9s %10s %7s %7s\n", "job", "priority", "submit", "start", "finish", "makespan",
+              "worker-s", "blocks", "workers");
+  for (const SimJobResult& j : r.jobs)
+    std::printf("  %-16s %8d %9.3f %9s %9s %9s %10.3f %7llu %7d\n", j.name.substr(0, 16).c_str(), j.priority, j.submit,
+                seconds_or_dash(j.start).c_str(), seconds_or_dash(j.finish).c_str(), seconds_or_dash(j.makespan()).c_str(),
+                j.worker_seconds, static_cast<unsigned long long>(j.blocks), j.workers);
+  std::string paused;
+  for (const SimJobResult& j : r.jobs)
+    if (j.paused) paused += (paused.empty() ? "" : ", ") + j.name;
+  const std::string why_not = paused.empty() ? "time limit or every worker lost" : "paused and never resumed: " + paused;
+  std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : ("NO (" + why_not + ")").c_str());
+  std::printf("  %-24s %.3f s (the last job's last result)\n", "Makespan (all jobs)", r.makespan);
+  std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
+              static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
+              static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
+              static_cast<unsigned long long>(r.dead_workers));
+  std::printf("  %-24s %llu in, %llu out\n", "Service messages", static_cast<unsigned long long>(r.messages_in),
+              static_cast<unsigned long long>(r.messages_out));
+  std::printf("  %-24s %llu in %.3f s\n", "Events", static_cast<unsigned long long>(r.events), r.wall_seconds);
+}
+
+// A job of the jobs file as the simulator takes it; `m` is its (rescaled) cost map.
+SimJob sim_job(const JobEntrySpec& e, const CostMap& m, const SimCommandOptions& o) {
+  SimJob j;
+  j.name = e.name;
+  j.costs = &m;
+  j.scheduler = o.scheduling;
+  j.scheduler.width = m.width();
+  j.scheduler.height = m.height();
+  j.scheduler.result_bytes_per_pixel = o.bytes_per_pixel;
+  if (e.policy) j.scheduler.policy = *e.policy;
+  if (e.block) j.scheduler.block_size = e.block;
+  const int frames = e.frames ? e.frames : o.frames ? o.frames : m.frames();
+  j.scheduler.frames.clear();
+  for (int f = 1; f <= frames; ++f) j.scheduler.frames.push_back(f);
+  if (o.cost_model) {
+    j.scheduler.block_cost = [&m](Block b) {
+      b.frame = std::min(b.frame, m.frames());
+      return m.cost(b);
+    };
+  }
+  j.priority = e.priority;
+  j.submit = e.submit;
+  j.load = e.load;
+  j.setup = e.setup;
+  j.pause = e.pause;
+  j.resume = e.resume;
+  j.reprioritise = e.reprioritise_at;
+  j.new_priority = e.new_priority;
+  return j;
+}
+
+// `farm sim --jobs`: several jobs sharing the cluster (simulate_jobs).
+int run_sim_jobs(const SimCommandOptions& o, const CostMap& base, const std::vector<SimWorkerSpec>& workers,
+                 const std::vector<SimSiteSpec>& sites, double per_block_overhead) {
+  if (!sites.empty() || !o.trace_path.empty() || !o.cost_model_path.empty()) {
+    spdlog::error("--jobs does not model [[site]]s, --trace or --cost-model-map yet");
+    return k_exit_bad_input;
+  }
+  for (const SimWorkerSpec& w : workers) {
+    if (w.render_failures > 0) {
+      spdlog::error("--jobs does not model render_failures yet (cluster file '{}')", o.cluster_path);
+      return k_exit_bad_input;
+    }
+  }
+  JobsSpec spec;
+  std::vector<std::unique_ptr<CostMap>> maps;  // stable addresses: the jobs and their cost models point at them
+  std::vector<SimJob> jobs;
+  try {
+    spec = read_jobs_spec(o.jobs_path);
+    for (const JobEntrySpec& e : spec.jobs) {
+      CostMap map = base;
+      if (!e.cost_map.empty()) {
+        try {
+          map = rescaled(CostMap::read(e.cost_map), o);
+        } catch (const std::exception& err) {
+          throw std::invalid_argument(spec.file + ": job '" + e.name + "', 'cost_map' '" + e.cost_map + "': " + error_text(err));
+        }
+      }
+      if (e.work_factor != 1) map = map.scaled(map.width(), map.height(), e.work_factor, map.tile());
+      maps.push_back(std::make_unique<CostMap>(std::move(map)));
+      const CostMap& m = *maps.back();
+      jobs.push_back(sim_job(e, m, o));
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", error_text(e));
+    return k_exit_bad_input;
+  }
+  SimOptions s = sim_options(o, base);
+  s.per_block_overhead = per_block_overhead;
+  SimResult r;
+  try {
+    r = simulate_jobs(jobs, workers, s);
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}", error_text(e));
+    return k_exit_bad_input;
+  }
+  if (!o.stats_path.empty()) {
+    if (Status st = write_file_replacing(o.stats_path, r.stats_json, "statistics file"); !st.ok()) {
+      spdlog::error("{}", st.message());
+      return k_exit_failure;
+    }
+  }
+  print_jobs(o, r, workers);
+  return r.completed ? k_exit_ok : k_exit_failure;
+}
+
 }  // namespace
 
 int run_sim_command(const SimCommandOptions& o) {
@@ -89,11 +225,7 @@ int run_sim_command(const SimCommandOptions& o) {
     spdlog::error("{}", error_text(e));
     return k_exit_bad_input;
   }
-  if (o.width || o.height || o.work_factor != 1) {
-    int w = o.width ? o.width : map.width();
-    int h = o.height ? o.height : (o.width ? static_cast<int>(static_cast<long>(map.height()) * w / map.width()) : map.height());
-    map = map.scaled(w, h, o.work_factor, map.tile());
-  }
+  map = rescaled(std::move(map), o);
   SimOptions s = sim_options(o, map);
   s.per_block_overhead = cluster.per_block_overhead;
   if (o.frames) {
@@ -102,6 +234,7 @@ int run_sim_command(const SimCommandOptions& o) {
   }
   std::vector<SimWorkerSpec> workers = expand_cluster(cluster, o.seed);
   const std::vector<SimSiteSpec> sites = expand_sites(cluster, o.seed);
+  if (!o.jobs_path.empty()) return run_sim_jobs(o, map, workers, sites, cluster.per_block_overhead);
   std::ofstream trace;
   if (!o.trace_path.empty()) {
     trace.open(o.trace_path);

@@ -10,6 +10,7 @@ namespace farm {
 struct SimCommandOptions {
   std::string cost_map_path;
   std::string cluster_path;
+  std::string jobs_path;       // several jobs sharing the cluster, as `farm serve` shares it
   SchedulerConfig scheduling;  // policy, block, wait, copies, heartbeat, liveness
   int width = 0, height = 0;   // 0 = the cost map's; otherwise the map is rescaled
   double work_factor = 1;      // e.g. full spp / preview spp when the map is a preview

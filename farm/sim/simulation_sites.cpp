@@ -162,26 +162,26 @@ void Simulation::handle_relay(const Message& m) {
   if (m.kind == Msg::hello) {
     if (!site.joined) {
       site.joined = true;
-      m_job.join(id, site.relay.spec().name, m.threads, m_now, m.members);
+      job().join(id, site.relay.spec().name, m.threads, m_now, m.members);
       m_supervisor.relay_joined(id);
     } else {
-      m_job.resize(id, m.threads, m.members, m_now);  // its site grew or shrank
+      job().resize(id, m.threads, m.members, m_now);  // its site grew or shrank
     }
     return;
   }
   if (!site.joined) return;
-  m_job.heard(id, m_now);
+  job().heard(id, m_now);
   switch (m.kind) {
     case Msg::request: relay_request(m.worker, RelayAsk{static_cast<int>(m.credits), static_cast<int>(m.unstarted)}); break;
     case Msg::released:
-      if (const RecallAnswer answer = m_supervisor.released(m_job, id, m.attempts); answer.serve)
+      if (const RecallAnswer answer = m_supervisor.released(job(), id, m.attempts); answer.serve)
         relay_request(answer.serve->first - 1, answer.serve->second);
       break;
     case Msg::result:
       on_result(id, m);
       if (m.credits > 0) relay_request(m.worker, RelayAsk{static_cast<int>(m.credits), static_cast<int>(m.unstarted)});
       break;
-    case Msg::heartbeat: m_job.round_trip(id, site.up.latency + site.down.latency); break;
+    case Msg::heartbeat: job().round_trip(id, site.up.latency + site.down.latency); break;
     default: break;
   }
 }
@@ -189,7 +189,7 @@ void Simulation::handle_relay(const Message& m) {
 // ServedJob::on_request for a relay: a recall first once the pool is empty, else blocks.
 void Simulation::relay_request(uint32_t peer, RelayAsk ask) {
   std::optional<RecallOrder> recall;
-  if (m_supervisor.holds_request(m_job.scheduler(), peer + 1, ask.credits, ask.queued, m_now, recall)) {
+  if (m_supervisor.holds_request(job().scheduler(), peer + 1, ask.credits, ask.queued, m_now, recall)) {
     if (recall) {
       Message out = message(Msg::recall);
       out.attempts = std::move(recall->attempts);

@@ -1,12 +1,14 @@
 // The simulator's state (farm sim, sim/simulator.h), shared by the files that implement it:
 // simulator.cpp (the event loop, the network, the master), simulation_worker.cpp (a worker and
-// its render threads), simulation_sites.cpp (a site's relay, and the master's side of relays).
+// its render threads), simulation_sites.cpp (a site's relay, and the master's side of relays),
+// simulation_service.cpp (several jobs: the service's side, instead of the master's).
 // Private to farm/sim.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <limits>
 #include <queue>
 #include <random>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "control/job_controller.h"
+#include "control/job_dispatch.h"
 #include "sim/quota_clock.h"
 #include "sim/sim_link.h"
 #include "sim/sim_sites.h"
@@ -30,7 +33,10 @@ inline constexpr double k_result_header = 96;
 // worker's result and its next request arrive together); seconds.
 inline constexpr double k_relay_poll_turn = 20e-6;
 
-enum class Msg : uint8_t { hello, request, result, failed, heartbeat, leave, assign, cancel, recall, released };
+enum class Msg : uint8_t {
+  hello, request, result, failed, heartbeat, leave, assign, cancel, recall, released,
+  welcome, job_done  // the service's: serve this job (load its scene), or this job is over for you
+};
 
 struct Message {
   Msg kind = Msg::hello;
@@ -38,6 +44,8 @@ struct Message {
   // relay). To or from a relay: the site worker's index.
   uint32_t worker = 0;
   uint32_t site = 0;  // to a relay from its master: which
+  uint32_t job = 0;   // which job (index into the simulation's jobs) an assign, result, cancel,
+                      // welcome or job_done is about; a render_done's task's job
   AttemptId attempt = 0;
   uint32_t credits = 0;
   uint32_t unstarted = 0;  // a relay's request: leases queued unstarted at it
@@ -56,7 +64,10 @@ inline Message message(Msg kind) {
 
 enum class Ev : uint8_t {
   worker_ready, master_arrive, master_process, worker_arrive, render_done, heartbeat, fail, leave, tick,
-  relay_ready, relay_arrive, relay_receive, relay_heartbeat, relay_ask
+  relay_ready, relay_arrive, relay_receive, relay_heartbeat, relay_ask,
+  loaded,     // a worker has loaded the scene of the job it was welcomed to (m.attempt: which load)
+  rerequest,  // (several jobs) a worker's interval since it last asked is over (m.attempt: which ask)
+  job_change  // a job is submitted, paused, resumed or reprioritised (m.job; m.kind says which)
 };
 
 struct Event {
@@ -69,6 +80,7 @@ struct Event {
 
 struct Task {
   AttemptId attempt = 0;
+  uint32_t job = 0;  // attempt ids are per job: a task is (job, attempt)
   Block block;
   double arrived = 0, started = 0;
   bool cancelled = false;
@@ -86,6 +98,11 @@ struct SimWorker {
   SimWorkerSpec spec;
   SimLink up, down;  // to the master, or to its site's relay (the LAN)
   bool started = false, gone = false;
+  // Rendering a job's blocks: from its start (one job), or from its scene's load after a welcome
+  // (several jobs). `job` is the one it was welcomed to; `load` counts its loads.
+  bool working = false;
+  uint32_t job = 0;
+  uint64_t load = 0;
   int assigned = 0;
   int busy = 0;
   std::deque<Task> queue;
@@ -95,9 +112,30 @@ struct SimWorker {
   std::vector<QuotaClock> quota;
   std::vector<bool> thread_busy;
   double last_request = -k_never;
-  // The master's view of this peer.
+  uint64_t requests = 0;  // how many it sent (a re-request is due only after the last of them)
+  // The master's view of this peer (with several jobs, the service's).
   bool joined = false;
+  int serving = -1;        // several jobs: the job the service has it in, -1 none
+  double last_heard = 0;
   int capacity() const { return spec.threads + std::max(0, spec.prefetch); }
+};
+
+// A job of the simulation: the real controller that a master (or the service's ServedJob) drives
+// for it, what its blocks cost, and what the run measured of it. One job is `farm master`'s case.
+struct SimJobState {
+  SimJobState(const SimJob& s, std::ostream* trace) : spec(s), controller(s.scheduler, trace) {}
+  SimJob spec;
+  JobController controller;
+  bool submitted = false, started = false, paused = false, done = false;
+  bool ready = false;   // set up: workers may join it (started: its setup has begun)
+  std::set<uint32_t> turned_away;  // workers sent to it while it was set up (served again once it is)
+  int changes_due = 0;  // its submission, pause, resume or new priority still to come
+  double first_assignment = k_never;
+  double last_accept = 0;
+  double longest = 0;        // the costliest accepted block, seconds at speed 1
+  double worker_seconds = 0;  // the dispatch's count, taken when the job ends
+  std::set<uint32_t> members;  // workers in it now (the service's view)
+  std::vector<double> first_joined;  // per worker: when it first joined this job (k_never: never)
 };
 
 // A site's relay: its bookkeeping (sim_sites.h), its WAN link, and the master's view of it.
@@ -113,11 +151,19 @@ struct SimSite {
 
 class Simulation {
  public:
+  // One job, as `farm master` runs it.
   Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs, const std::vector<SimSiteSpec>& sites,
              const SimOptions& o);
+  // Several jobs, as `farm serve` runs them (simulation_service.cpp).
+  Simulation(const std::vector<SimJob>& jobs, const std::vector<SimWorkerSpec>& specs, const SimOptions& o);
   SimResult run();
 
  private:
+  void add_workers(const std::vector<SimWorkerSpec>& specs);
+  // The one job of a master's run (every master-side path but the service's).
+  JobController& job() { return m_jobs.front()->controller; }
+  const JobController& job() const { return m_jobs.front()->controller; }
+  bool all_done() const;
   void push(double t, Ev kind, uint32_t worker);
   void push(Event e);
   void dispatch(const Event& e);
@@ -132,9 +178,15 @@ class Simulation {
   // ------------------------------------------------------------------ worker side (simulation_worker.cpp)
   void worker_ready(SimWorker& w, uint32_t index);
   void request_work(SimWorker& w, uint32_t index);
+  void asked(SimWorker& w, uint32_t index);  // it sent a request (or one rode on a result)
   void heartbeat(SimWorker& w, uint32_t index);
   void worker_receive(SimWorker& w, const Message& m);
-  double render_time(const SimWorker& w, const Block& b) const;
+  double render_time(const SimWorker& w, const Task& t) const;
+  // Several jobs: the service welcomed it to `job` (it drops what it held and loads that scene),
+  // or told it its job is over.
+  void worker_welcome(SimWorker& w, const Message& m);
+  void worker_reset(SimWorker& w);
+  void worker_loaded(SimWorker& w, const Message& m);
   void start_tasks(SimWorker& w, uint32_t index);
   void render_done(SimWorker& w, const Message& m);
 
@@ -172,14 +224,34 @@ class Simulation {
   void master_arrive(const Message& m);
   void master_process();
   void handle(const Message& m);
-  void serve(uint32_t peer, int credits);
+  void serve(uint32_t peer, int credits, uint32_t job = 0);
 
+  // ------------------------------------------------------------------ the service (simulation_service.cpp)
+  static JobKey key_of(uint32_t job) { return job + 1; }
+  // A worker's message, as ServiceHost::on_message and on_hello take it.
+  void handle_service(const Message& m);
+  // ServiceHost::serve_request: the dispatch decides; its job serves the request, or it moves.
+  void serve_request(uint32_t peer, int credits, bool request);
+  void refresh_work();
+  void move(uint32_t peer, uint32_t to);
+  // The job is over: its members told (JobDone) and released, the dispatch forgets it.
+  void finish_job(uint32_t job);
+  // Its members told and released (a pause): their leases go back to its pool.
+  void release_all(uint32_t job);
+  void drop_worker(uint32_t peer);
+  // ServiceHost::turn's pass over workers in no job: one may be wanted now, or it went silent.
+  void place_unplaced();
+  void job_change(const Message& m);
+  // Each started job's scheduler ticked when due (ServiceHost::turn); the dead dropped.
+  void service_tick();
+  SimResult service_result(SimResult& r);
+  std::string service_stats(const SimResult& r) const;
   // The master's side of a relay: a participant as a worker is, plus the supervisor.
   void handle_relay(const Message& m);
 
   // ServedJob::on_request for a relay: a recall first once the pool is empty, else blocks.
   void relay_request(uint32_t peer, RelayAsk ask);
-  void on_result(WorkerId id, const Message& m);
+  void on_result(WorkerId id, const Message& m, uint32_t job = 0);
   // A flat worker's renderer failed the block: the shared controller counts it (as the master).
   void on_block_failed(WorkerId id, const Message& m);
   // Why the master would end the job now without its image ("" to go on).
@@ -190,9 +262,12 @@ class Simulation {
   // For the bound: a site worker's way to the master is its LAN and its site's WAN.
   std::vector<SimWorkerSpec> specs() const;
   std::vector<std::string> summary(const SimResult& r) const;
-  const CostMap& m_costs;
   SimOptions m_o;
-  JobController m_job;
+  std::vector<std::unique_ptr<SimJobState>> m_jobs;  // one: a master's run; several: the service's
+  SimJob m_single;       // the one job's description (a master's run)
+  bool m_service = false;  // several jobs, as `farm serve` hosts them
+  JobDispatch m_dispatch;  // the service's (control/job_dispatch.h)
+  std::set<uint32_t> m_unplaced;  // joined workers in no job (the service's view)
   std::mt19937_64 m_rng;
   std::mt19937_64 m_failure_rng;  // renderer failures: their own stream, so that none moves other draws
   RecallSupervisor m_supervisor;  // the master's own (control/recall_supervisor.h)
@@ -204,9 +279,6 @@ class Simulation {
   double m_master_busy_until = 0;
   double m_tick_at = k_never;
   double m_now = 0;
-  double m_last_accept = 0;
-  double m_longest = 0;
-  double m_first_assignment = k_never;
   uint64_t m_seq = 0, m_count = 0, m_dead = 0, m_messages_in = 0, m_messages_out = 0;
   uint64_t m_failed_blocks = 0;     // BlockFailed reports the master counted
   std::set<WorkerId> m_sitting_out; // benched for failing blocks in a row: not served

@@ -22,16 +22,23 @@ std::string number(double v) { return std::isfinite(v) ? fixed(v) : "null"; }
 
 Simulation::Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& specs,
                        const std::vector<SimSiteSpec>& sites, const SimOptions& o)
-    : m_costs(costs),
-      m_o(o),
-      m_job(o.scheduler, o.trace),
+    : m_o(o),
       m_rng(o.seed),
       m_failure_rng(o.seed ^ 0xfa11'fa11'fa11'fa11ULL),
       m_supervisor(o.recall, o.recall_below, o.scheduler.heartbeat_interval * o.scheduler.liveness) {
+  m_single.name = o.scene_label;
+  m_single.costs = &costs;
+  m_single.scheduler = o.scheduler;
+  m_jobs.push_back(std::make_unique<SimJobState>(m_single, o.trace));
+  m_jobs.front()->submitted = m_jobs.front()->started = m_jobs.front()->ready = true;
   for (const SimSiteSpec& site : sites) {
     const SimLink wan{site.latency, 0, site.bandwidth};
     m_sites.push_back(SimSite{SimRelay(site), wan, wan, {}, 0, 0, false, false, {}});
   }
+  add_workers(specs);
+}
+
+void Simulation::add_workers(const std::vector<SimWorkerSpec>& specs) {
   m_workers.reserve(specs.size());
   for (const SimWorkerSpec& s : specs) {
     if (s.site >= static_cast<int>(m_sites.size()))
@@ -53,11 +60,21 @@ Simulation::Simulation(const CostMap& costs, const std::vector<SimWorkerSpec>& s
   }
 }
 
+// Nothing left to simulate: every job done, or (several jobs) paused for good.
+bool Simulation::all_done() const {
+  for (const auto& j : m_jobs) {
+    if (!m_service && !j->controller.scheduler().done()) return false;
+    if (m_service && !j->done && !(j->paused && j->changes_due == 0)) return false;
+  }
+  return true;
+}
+
 SimResult Simulation::run() {
   auto wall0 = std::chrono::steady_clock::now();
   for (uint32_t i = 0; i < m_workers.size(); ++i) {
     const SimWorkerSpec& s = m_workers[i].spec;
-    push(s.join + s.startup, Ev::worker_ready, i);
+    // Under the service a worker joins, then loads each job's scene as it is welcomed to it.
+    push(m_service ? s.join : s.join + s.startup, Ev::worker_ready, i);
     if (s.fail >= 0) push(s.fail, Ev::fail, i);
     if (s.leave >= 0) push(s.leave, Ev::leave, i);
   }
@@ -68,9 +85,34 @@ SimResult Simulation::run() {
     for (uint32_t w : m_sites[s].workers) start = std::min(start, m_workers[w].spec.join);
     if (start < k_never) push(start, Ev::relay_ready, s);
   }
+  for (uint32_t j = 0; j < m_jobs.size() && m_service; ++j) {
+    const SimJob& spec = m_jobs[j]->spec;
+    m_jobs[j]->changes_due = 1 + (spec.pause >= 0) + (spec.resume >= 0) + (spec.reprioritise >= 0);
+    Event e;
+    e.kind = Ev::job_change;
+    e.m.job = j;
+    e.t = spec.submit;
+    e.m.kind = Msg::hello;  // submitted
+    push(e);
+    if (spec.pause >= 0) {
+      e.t = spec.pause;
+      e.m.kind = Msg::leave;  // paused
+      push(e);
+    }
+    if (spec.resume >= 0) {
+      e.t = spec.resume;
+      e.m.kind = Msg::request;  // resumed
+      push(e);
+    }
+    if (spec.reprioritise >= 0) {
+      e.t = spec.reprioritise;
+      e.m.kind = Msg::heartbeat;  // its priority changes
+      push(e);
+    }
+  }
   // Whether the job must end is looked at as the master's loop does, at most every poll slice.
   double next_abort_check = 0;
-  while (!m_events.empty() && !m_job.scheduler().done() && m_block_failure.empty()) {
+  while (!m_events.empty() && !all_done() && m_block_failure.empty()) {
     if (m_now >= next_abort_check && !m_sitting_out.empty()) {
       if (!abort_reason().empty()) break;
       next_abort_check = m_now + 0.1;
@@ -83,26 +125,29 @@ SimResult Simulation::run() {
     dispatch(e);
   }
   SimResult r;
-  r.completed = m_job.scheduler().done();
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.events = m_count;
+  r.messages_in = m_messages_in;
+  r.messages_out = m_messages_out;
+  r.dead_workers = m_dead;
+  if (m_service) return service_result(r);
+  const SimJobState& only = *m_jobs.front();
+  const CostMap& costs = *only.spec.costs;
+  r.completed = job().scheduler().done();
   r.failed_blocks = m_failed_blocks;
   r.benched_workers = m_sitting_out.size();
   r.failure = abort_reason();
-  r.makespan = r.completed ? m_last_accept : m_now;
-  r.first_assignment = m_first_assignment < k_never ? m_first_assignment : 0;
-  r.events = m_count;
-  r.blocks = m_job.scheduler().completed_blocks();
-  r.reassignments = m_job.scheduler().reassignments();
-  r.late_results = m_job.scheduler().late_results();
-  for (const PolicyDecision& d : m_job.scheduler().decisions()) r.halvings += d.to_size < d.from_size;
-  r.dead_workers = m_dead;
-  r.longest_block_cost = m_longest;
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.makespan = r.completed ? only.last_accept : m_now;
+  r.first_assignment = only.first_assignment < k_never ? only.first_assignment : 0;
+  r.blocks = job().scheduler().completed_blocks();
+  r.reassignments = job().scheduler().reassignments();
+  r.late_results = job().scheduler().late_results();
+  for (const PolicyDecision& d : job().scheduler().decisions()) r.halvings += d.to_size < d.from_size;
+  r.longest_block_cost = only.longest;
   r.recalls = m_supervisor.recalls();
   r.recalled_blocks = m_supervisor.recalled_blocks();
-  r.messages_in = m_messages_in;
-  r.messages_out = m_messages_out;
-  r.bound = simulated_bound(m_costs, specs(), m_o, &r.work);
-  r.stats_json = m_job.stats().json(m_job.scheduler(), r.makespan, summary(r));
+  r.bound = simulated_bound(costs, specs(), m_o, &r.work);
+  r.stats_json = job().stats().json(job().scheduler(), r.makespan, summary(r));
   return r;
 }
 
@@ -128,6 +173,7 @@ void Simulation::dispatch(const Event& e) {
     case Ev::relay_receive: return relay_receive(e.m);
     case Ev::relay_heartbeat: return relay_heartbeat(e.m.worker);
     case Ev::relay_ask: return relay_ask_now(e.m.worker);
+    case Ev::job_change: return job_change(e.m);
     default: break;
   }
   SimWorker& w = m_workers[e.m.worker];
@@ -135,6 +181,8 @@ void Simulation::dispatch(const Event& e) {
     case Ev::worker_ready: return worker_ready(w, e.m.worker);
     case Ev::worker_arrive: return w.gone ? void() : worker_receive(w, e.m);
     case Ev::render_done: return w.gone ? void() : render_done(w, e.m);
+    case Ev::loaded: return w.gone ? void() : worker_loaded(w, e.m);
+    case Ev::rerequest: return w.gone || e.m.attempt != w.requests ? void() : request_work(w, e.m.worker);
     case Ev::heartbeat: return w.gone ? void() : heartbeat(w, e.m.worker);
     case Ev::fail: w.gone = true; return;
     case Ev::leave:
@@ -164,7 +212,9 @@ void Simulation::send_up(SimWorker& w, uint32_t index, Message m, double bytes) 
 
 // From the master to a peer: a flat worker, or a relay.
 void Simulation::send_down(uint32_t peer, Message m, double bytes) {
-  m_job.bytes_out(peer + 1, static_cast<uint64_t>(bytes));
+  if (!m_service) job().bytes_out(peer + 1, static_cast<uint64_t>(bytes));
+  else if (m_workers[peer].serving >= 0)
+    m_jobs[static_cast<size_t>(m_workers[peer].serving)]->controller.bytes_out(peer + 1, static_cast<uint64_t>(bytes));
   ++m_messages_out;
   Event e;
   if (is_relay(peer)) {
@@ -194,6 +244,8 @@ void Simulation::master_process() {
   ++m_messages_in;
   if (is_relay(m.worker)) {
     handle_relay(m);
+  } else if (m_service) {
+    handle_service(m);
   } else {
     handle(m);
   }
@@ -213,11 +265,11 @@ void Simulation::handle(const Message& m) {
   if (m.kind == Msg::hello) {
     if (w.joined) return;
     w.joined = true;
-    m_job.join(id, w.spec.name, w.spec.threads, m_now);
+    job().join(id, w.spec.name, w.spec.threads, m_now);
     return;
   }
   if (!w.joined) return;  // declared dead or left: the real master answers "not joined"
-  m_job.heard(id, m_now);
+  job().heard(id, m_now);
   switch (m.kind) {
     case Msg::request: serve(m.worker, static_cast<int>(m.credits)); break;
     case Msg::result:
@@ -230,45 +282,50 @@ void Simulation::handle(const Message& m) {
       break;
     case Msg::heartbeat:
       // The real master measures the round trip with pings; the model knows it.
-      m_job.round_trip(id, w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2);
+      job().round_trip(id, w.up.latency + w.down.latency + (w.up.jitter + w.down.jitter) / 2);
       break;
     case Msg::leave:
-      m_job.leave(id, m_now, false);
+      job().leave(id, m_now, false);
       w.joined = false;
       break;
     default: break;
   }
 }
 
-void Simulation::serve(uint32_t peer, int credits) {
+void Simulation::serve(uint32_t peer, int credits, uint32_t j) {
   if (m_sitting_out.count(peer + 1)) return;  // benched: it stays connected, idle
-  for (const Assignment& a : m_job.request(peer + 1, m_now, credits)) {
-    m_first_assignment = std::min(m_first_assignment, m_now);
+  SimJobState& served = *m_jobs[j];
+  for (const Assignment& a : served.controller.request(peer + 1, m_now, credits)) {
+    served.first_assignment = std::min(served.first_assignment, m_now);
     Message out = message(Msg::assign);
+    out.job = j;
     out.attempt = a.attempt;
     out.block = a.block;
     send_down(peer, out);
   }
 }
 
-void Simulation::on_result(WorkerId id, const Message& m) {
-  ResultReply reply = m_job.result(id, m.attempt, m_now, ResultReport{m.render, m.queued, m.bytes, 0});
+void Simulation::on_result(WorkerId id, const Message& m, uint32_t j) {
+  SimJobState& of = *m_jobs[j];
+  ResultReply reply = of.controller.result(id, m.attempt, m_now, ResultReport{m.render, m.queued, m.bytes, 0});
   if (reply.outcome != ResultOutcome::accepted) return;
-  m_last_accept = m_now;
+  of.last_accept = m_now;
   Block in_map = reply.block;
-  in_map.frame = std::min(in_map.frame, m_costs.frames());
-  m_longest = std::max(m_longest, m_costs.cost(in_map));
+  const CostMap& costs = *of.spec.costs;
+  in_map.frame = std::min(in_map.frame, costs.frames());
+  of.longest = std::max(of.longest, costs.cost(in_map));
   for (const Cancel& c : reply.cancels) {
     Message out = message(Msg::cancel);
+    out.job = j;
     out.attempt = c.attempt;
     send_down(c.worker - 1, out);
   }
 }
 
 void Simulation::on_block_failed(WorkerId id, const Message& m) {
-  if (m_job.check_lease(id, m.attempt, m.block) != LeaseCheck::ok) return;  // settled meanwhile
+  if (job().check_lease(id, m.attempt, m.block) != LeaseCheck::ok) return;  // settled meanwhile
   ++m_failed_blocks;
-  const FailureCount count = m_job.block_failed(id, m.attempt, m.block, true);
+  const FailureCount count = job().block_failed(id, m.attempt, m.block, true);
   if (count.block_gives_up && m_block_failure.empty()) {
     const Block& b = m.block;
     m_block_failure = "block " + std::to_string(b.width) + "x" + std::to_string(b.height) + " at " + std::to_string(b.x) +
@@ -291,8 +348,9 @@ std::string Simulation::abort_reason() const {
 }
 
 void Simulation::tick_if_due() {
-  if (m_job.scheduler().next_deadline() > m_now) return;
-  for (WorkerId dead : m_job.tick(m_now)) {
+  if (m_service) return service_tick();
+  if (job().scheduler().next_deadline() > m_now) return;
+  for (WorkerId dead : job().tick(m_now)) {
     if (is_relay(dead - 1)) {
       m_sites[dead - 1 - m_workers.size()].joined = false;
       m_supervisor.relay_gone(dead);
@@ -304,7 +362,9 @@ void Simulation::tick_if_due() {
 }
 
 void Simulation::schedule_tick() {
-  double d = m_job.scheduler().next_deadline();
+  double d = k_never;
+  for (const auto& j : m_jobs)
+    if (j->ready && !j->done) d = std::min(d, j->controller.scheduler().next_deadline());
   // A deadline that tick() left in the past would re-fire at the same instant forever:
   // virtual time must move on, as real time does for the master.
   if (d <= m_now) d = std::nextafter(m_now, k_never);

@@ -32,6 +32,12 @@
 // fails (only through all its workers failing), the per-message costs of the LAN side at the
 // master (there are none: the master never sees site workers) and its giving back a site's
 // queue when no worker is left.
+//
+// Several jobs (simulate_jobs, `farm sim --jobs`): the same workers, links and master model, with
+// the master's loop replaced by the service's (farm/service/service.cpp) around one JobController
+// per job and the service's own JobDispatch, so that the simulator and `farm serve` decide which
+// job a worker serves in one place. Not modelled there: the service's preview render and journal,
+// its queue database, clients, relays (sites) and renderer failures.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +68,43 @@ struct SimOptions {
   double recall_below = 0;
 };
 
+// One job of a farm that several jobs share (`farm sim --jobs`), as `farm serve` hosts it: its
+// own scheduler and cost map, and when it arrives, with which priority, paused and resumed when.
+struct SimJob {
+  std::string name;
+  const CostMap* costs = nullptr;  // what its blocks cost (not owned; outlives the simulation)
+  SchedulerConfig scheduler;       // its image, frames, policy, block, copies (heartbeat and
+                                   // liveness are the service's: SimOptions::scheduler's)
+  int priority = 0;                // higher first (control/job_dispatch.h)
+  double submit = 0;               // seconds of the simulation's clock
+  double load = -1;                // seconds a worker takes to load its scene when it moves to it;
+                                   // < 0: the worker's own `startup`
+  double setup = 0;                // seconds the service takes to set it up (its scene read, a
+                                   // factoring policy's preview) once a worker is first due to
+                                   // move to it; no worker is moved to it meanwhile
+  double pause = -1, resume = -1;  // paused at, resumed at (-1: never)
+  double reprioritise = -1;        // at this time its priority becomes `new_priority` (-1: never)
+  int new_priority = 0;
+};
+
+// What one job of a shared farm got.
+struct SimJobResult {
+  std::string name;
+  int priority = 0;        // as submitted
+  bool completed = false;
+  bool paused = false;     // paused at the end (never resumed)
+  double submit = 0;
+  double start = -1;       // its first block handed out (-1: none)
+  double finish = -1;      // its last accepted result (-1: not completed)
+  double first_worker = -1;  // when its first worker joined it (-1: none did)
+  double every_worker = -1;  // when the last worker that ever served it first joined it (-1: none did)
+  int workers = 0;           // how many distinct workers served it
+  double worker_seconds = 0;  // worker-thread-seconds it held workers (the dispatch's count, loads included)
+  uint64_t blocks = 0, reassignments = 0;
+  std::string stats_json;  // its controller's statistics (the format of `farm master --stats`)
+  double makespan() const { return finish >= 0 ? finish - submit : -1; }
+};
+
 struct SimResult {
   bool completed = false;
   double makespan = 0;         // master clock at the last accepted result
@@ -77,7 +120,8 @@ struct SimResult {
   double longest_block_cost = 0;  // the costliest accepted block, seconds at speed 1
   double work = 0;             // W: every frame's cost plus the farm's cost of the fewest blocks
   MakespanBound bound;         // on the makespan (control/makespan_bound.h)
-  std::string stats_json;      // the same format as `farm master --stats`
+  std::string stats_json;      // the same format as `farm master --stats`; with jobs, theirs in "jobs"
+  std::vector<SimJobResult> jobs;  // simulate_jobs only, in the order given
   double window() const { return makespan - first_assignment; }
 };
 
@@ -89,5 +133,16 @@ MakespanBound simulated_bound(const CostMap& costs, const std::vector<SimWorkerS
 // `sites`: the relays that workers with SimWorkerSpec::site >= 0 sit behind (expand_sites).
 SimResult simulate(const CostMap& costs, const std::vector<SimWorkerSpec>& workers, const SimOptions& options,
                    const std::vector<SimSiteSpec>& sites = {});
+
+// Several jobs sharing the workers as `farm serve` shares them: at each worker request the
+// service's own JobDispatch (control/job_dispatch.h) decides which job it serves, with the calls
+// and at the moments the service makes them (add_job at submission, set_work before deciding,
+// assign at a move, remove_job at the end); a worker that moves is welcomed and loads the new
+// job's scene (SimJob::load, else its `startup`) before asking for blocks. A worker's `startup`
+// is not paid at its join here: it joins the service at `join` and loads a scene per welcome.
+// Sites and renderer failures are not modelled with jobs (refused). The result's makespan is
+// the last job's last accepted result; the bound is not computed (0).
+SimResult simulate_jobs(const std::vector<SimJob>& jobs, const std::vector<SimWorkerSpec>& workers,
+                        const SimOptions& options);
 
 }  // namespace farm
