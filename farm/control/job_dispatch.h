@@ -32,6 +32,10 @@ namespace farm {
 
 using JobKey = uint64_t;  // a job of the service (its queue id), not the content hash of its scene
 
+// A job's priority: higher first (`farm submit --priority`, `farm sim --jobs`).
+inline constexpr int k_min_priority = -1000;
+inline constexpr int k_max_priority = 1000;
+
 struct DispatchDecision {
   enum class Kind {
     serve,   // give it blocks of `job` (its current job, or a new one: then welcome it there first)

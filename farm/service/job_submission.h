@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "control/job_dispatch.h"  // k_min_priority, k_max_priority
 #include "assets/asset_manifest.h"
 #include "master/master_options.h"
 #include "protocol/protocol.h"
@@ -31,8 +32,6 @@ struct JobSubmission {
   bool preview_costs = true;
 };
 
-inline constexpr int k_min_priority = -1000;
-inline constexpr int k_max_priority = 1000;
 inline constexpr size_t k_max_submission_files = 100000;
 
 // The client's side: reads the scene as `farm render` would (a bad one is said before anything

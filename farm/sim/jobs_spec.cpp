@@ -1,5 +1,7 @@
 #include "sim/jobs_spec.h"
 
+#include "control/job_dispatch.h"
+
 #include <filesystem>
 #include <fstream>
 
@@ -34,7 +36,7 @@ JobEntrySpec read_job(const TableReader& r, size_t index, const std::string& fol
     if (Status regular = check_regular_file(j.cost_map, "cost map"); !regular.ok())
       r.fail_at("cost_map", "'cost_map' of job " + rt::quote_name(j.name) + ": " + regular.message());
   }
-  j.priority = static_cast<int>(r.get_int("priority", 0, k_sim_min_priority, k_sim_max_priority));
+  j.priority = static_cast<int>(r.get_int("priority", 0, k_min_priority, k_max_priority));
   j.submit = r.get_float("submit", 0.0f, rt::NumRange::closed(0, 1e9));
   j.work_factor = r.get_float("work_factor", 1.0f, rt::NumRange::closed(1e-6, 1e6));
   j.frames = static_cast<int>(r.get_int("frames", 0, 1, 100000));
@@ -51,7 +53,7 @@ JobEntrySpec read_job(const TableReader& r, size_t index, const std::string& fol
     r.fail_at("resume", "'resume' needs a 'pause' at or before it");
   if (j.pause >= 0 && j.pause < j.submit) r.fail_at("pause", "'pause' is before the job's 'submit'");
   j.reprioritise_at = read_time(r, "reprioritise_at");
-  j.new_priority = static_cast<int>(r.get_int("new_priority", 0, k_sim_min_priority, k_sim_max_priority));
+  j.new_priority = static_cast<int>(r.get_int("new_priority", 0, k_min_priority, k_max_priority));
   if (r.has("new_priority") != (j.reprioritise_at >= 0))
     r.fail_at(r.has("new_priority") ? "new_priority" : "reprioritise_at",
               "'reprioritise_at' and 'new_priority' go together");

@@ -46,9 +46,6 @@ struct JobsSpec {
   std::vector<JobEntrySpec> jobs;
 };
 
-// Bounds of a priority, as the service's (service/job_submission.h: k_min_priority..k_max_priority).
-inline constexpr int k_sim_min_priority = -1000;
-inline constexpr int k_sim_max_priority = 1000;
 
 // Reads and checks a jobs file; errors are rt::SceneError at "file:line:column", naming the key.
 // A cost map that is named must be a readable regular file.
