@@ -116,7 +116,7 @@ bool allowed(JobState from, JobState to) {
 
 // Adds the time its scope takes to a total (the service reports the database's share of its time).
 struct Timed {
-  explicit Timed(double& total) : total(total), start(std::chrono::steady_clock::now()) {}
+  explicit Timed(double& sum) : total(sum), start(std::chrono::steady_clock::now()) {}
   ~Timed() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   double& total;
   std::chrono::steady_clock::time_point start;
