@@ -18,6 +18,13 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--frame", o.frame, "Render only this frame (1-based)")->transform(at_least(1));
   cmd.add_option("--max-depth", o.max_depth, "Override the maximum bounce depth")->transform(in_range(0, rt::k_max_bounces));
   cmd.add_option("--integrator", o.integrator, "Override the integrator")->check(CLI::IsMember({"whitted", "path"}));
+  cmd.add_option("--noise-threshold", o.noise_threshold,
+                 "Adaptive sampling: a pixel stops once its own error estimate is under this (0..1; 0 = off; --spp is "
+                 "then the most it takes; docs/scene-format.md)")
+      ->transform(in_range(0.0f, 1.0f));
+  cmd.add_option("--min-samples", o.min_samples,
+                 "With --noise-threshold: samples before a pixel's first check (0 = automatic)")
+      ->transform(in_range(0, rt::k_max_spp));
   cmd.add_option("--seed", o.seed, "Override the random seed")
       ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
   cmd.add_option("--renderer-options", o.renderer_options,

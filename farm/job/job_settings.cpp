@@ -1,5 +1,7 @@
 #include "job/job_settings.h"
 
+#include <cstdio>
+
 #include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
 #include "backend/scene_kind.h"
@@ -15,6 +17,8 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
   j.seed = s.seed;
   j.integrator = s.integrator;
   j.camera = camera;
+  j.noise_threshold = s.noise_threshold;
+  j.min_samples = s.min_samples;
   return j;
 }
 
@@ -58,6 +62,8 @@ void apply_job_settings(rt::SceneDesc& desc, const proto::JobSettings& j) {
   s.max_depth = j.max_depth;
   s.seed = j.seed;
   s.integrator = j.integrator;
+  s.noise_threshold = j.noise_threshold;
+  s.min_samples = j.min_samples;
 }
 
 std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
@@ -66,6 +72,13 @@ std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
                                     "seed=" + std::to_string(j.seed),
                                     std::string("integrator=") + rt::integrator_name(j.integrator)};
   if (j.camera) lines.push_back("camera=" + *j.camera);
+  // Only when on: the identity of a job without adaptive sampling is what it was before it existed.
+  if (j.noise_threshold > 0) {
+    char threshold[32];
+    std::snprintf(threshold, sizeof threshold, "%.9g", static_cast<double>(j.noise_threshold));
+    lines.push_back(std::string("noise_threshold=") + threshold);
+    lines.push_back("min_samples=" + std::to_string(j.min_samples));
+  }
   if (j.renderer) lines.push_back("renderer=" + *j.renderer);
   if (!j.renderer_options.empty()) {
     std::string joined;

@@ -33,9 +33,10 @@ namespace {
 // A .pov scene as the rest of the farm sees one: a size, one frame, the files to ship; and why
 // its frames must be rendered whole, if they must.
 rt::SceneDesc povray_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
-  if (o.spp || o.max_depth || o.integrator || o.camera || o.seed) {
-    throw std::invalid_argument("--spp, --max-depth, --integrator, --camera and --seed are the farm's own renderer's: a "
-                                "POV-Ray scene takes its options with --renderer-options (e.g. '+A0.3 +R3')");
+  if (o.spp || o.max_depth || o.integrator || o.camera || o.seed || o.noise_threshold || o.min_samples) {
+    throw std::invalid_argument("--spp, --max-depth, --integrator, --camera, --seed, --noise-threshold and --min-samples "
+                                "are the farm's own renderer's: a POV-Ray scene takes its options with "
+                                "--renderer-options (e.g. '+A0.3 +R3')");
   }
   // Refused before any work, naming the switch; an animation's frames are POV-Ray's +KFI..+KFF.
   const PovrayFrames frames = povray_frames(povray_options(o.renderer_options));
@@ -58,6 +59,10 @@ rt::SceneDesc povray_scene_desc(const RenderOptions& o, std::vector<std::string>
 // samples and frames (the .blend's, or the overrides), the camera, and the files it reads; and
 // why its frames must be rendered whole, if they must.
 rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
+  if (o.noise_threshold || o.min_samples)
+    throw std::invalid_argument("--noise-threshold and --min-samples are the farm's own renderer's: Cycles' adaptive "
+                                "sampling reads neighbouring pixels, so the farm renders .blend scenes with it off "
+                                "(docs/blender.md)");
   if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
     throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
@@ -188,6 +193,8 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& 
   if (o.spp) s.spp = *o.spp;
   if (o.max_depth) s.max_depth = *o.max_depth;
   if (o.seed) s.seed = *o.seed;
+  if (o.noise_threshold) s.noise_threshold = *o.noise_threshold;
+  if (o.min_samples) s.min_samples = *o.min_samples;
   if (o.integrator) {
     std::optional<rt::IntegratorKind> kind = rt::parse_integrator(*o.integrator);
     if (!kind) throw std::invalid_argument("unknown integrator '" + *o.integrator + "'; valid: whitted, path");

@@ -20,6 +20,9 @@ struct RenderOptions {
   std::optional<std::string> camera;  // a scene camera's name or index (glTF)
   int texture_cache_mb = 1024;        // decoded texels held in memory at once (this process)
   std::optional<uint64_t> seed;
+  // Adaptive sampling (our renderer's; render/adaptive_sampling.h): the scene's [render] keys.
+  std::optional<float> noise_threshold;
+  std::optional<int> min_samples;
   std::string renderer_options;  // for a scene of another renderer: its options (POV-Ray switches)
   // Each POV-Ray or Blender process's limits (backend/sandbox.h); 0 = the defaults.
   uint64_t renderer_memory_mib = 0;

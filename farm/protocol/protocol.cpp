@@ -59,7 +59,8 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
                                                     s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
                                                                                                 : w::Integrator::Path,
                                                     camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds,
-                                                    static_cast<w::Renderer>(s.renderer_kind));
+                                                    static_cast<w::Renderer>(s.renderer_kind), s.noise_threshold,
+                                                    s.min_samples);
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -217,6 +218,12 @@ class Reader {
     s.renderer_seconds = x->renderer_seconds();
     if (s.renderer_seconds > k_max_renderer_seconds) throw Malformed{"renderer time limit out of range"};
     s.renderer_kind = enumeration<RendererKind>(static_cast<uint8_t>(x->renderer_kind()), 2, "renderer");
+    s.noise_threshold = x->noise_threshold();
+    if (!(s.noise_threshold >= 0 && s.noise_threshold <= 1)) throw Malformed{"noise threshold out of range (0 to 1)"};
+    s.min_samples = x->min_samples();
+    if (s.min_samples < 0 || s.min_samples > rt::k_max_spp)
+      throw Malformed{"min_samples " + std::to_string(s.min_samples) + " out of range (0 to " + std::to_string(rt::k_max_spp) +
+                      ")"};
     return s;
   }
 

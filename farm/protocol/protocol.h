@@ -21,7 +21,7 @@ namespace farm::proto {
 // 3: BlockFailed. 4: a Result carries its sender's next request (a peer of 3 would ignore it, and
 // its workers would ask only once per heartbeat). 5: the job's settings say which renderer
 // renders it (RendererKind); a worker of 4 would read it off the scene's name.
-constexpr uint32_t k_protocol_version = 5;
+constexpr uint32_t k_protocol_version = 6;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };
@@ -63,8 +63,12 @@ struct JobSettings {
   // Which renderer renders it: the master's decision (backend/backend_descriptor.h), which the
   // workers follow. Follows from the scene's name, which is in the job's identity.
   RendererKind renderer_kind = RendererKind::native;
+  // Adaptive sampling (since protocol 6; render/adaptive_sampling.h): 0 = off.
+  float noise_threshold = 0;
+  int min_samples = 0;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
+           noise_threshold == o.noise_threshold && min_samples == o.min_samples &&
            integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
            renderer_options == o.renderer_options && renderer_memory_mib == o.renderer_memory_mib &&
            renderer_seconds == o.renderer_seconds && renderer_kind == o.renderer_kind;

@@ -110,6 +110,8 @@ std::string submission_json(const JobSubmission& s) {
   put(r, "integrator", s.render.integrator);
   put(r, "camera", s.render.camera);
   put(r, "seed", s.render.seed);
+  put(r, "noise_threshold", s.render.noise_threshold);
+  put(r, "min_samples", s.render.min_samples);
   if (!s.render.renderer_options.empty()) r["renderer_options"] = s.render.renderer_options;
   if (s.render.renderer_memory_mib) r["renderer_memory_mib"] = s.render.renderer_memory_mib;
   if (s.render.renderer_seconds) r["renderer_seconds"] = s.render.renderer_seconds;
@@ -173,6 +175,8 @@ JobSubmission parse_submission(const std::string& text_in) {
       bad("integrator", "is neither whitted nor path");
     s.render.camera = text(r, "camera", 256);
     s.render.seed = number<uint64_t>(r, "seed", 0, UINT64_MAX);
+    s.render.noise_threshold = number<float>(r, "noise_threshold", 0.0f, 1.0f);
+    s.render.min_samples = number<int>(r, "min_samples", 0, rt::k_max_spp);
     s.render.renderer_options = text(r, "renderer_options", 4096).value_or("");
     s.render.renderer_memory_mib =
         number<uint64_t>(r, "renderer_memory_mib", 64, k_max_renderer_memory_mib).value_or(0);

@@ -67,6 +67,16 @@ TEST_CASE("farm: with adaptive sampling (pixels stopping at their own noise) far
       }
     }
   }
+  // The same from the command line: --noise-threshold and --min-samples override the scene's keys,
+  // reach the workers (the Welcome's settings) and give the same bytes as the keys.
+  const std::string flags = f.path("farm_flags.png");
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", flags, "--noise-threshold", "0.05", "--min-samples", "4",
+                             "--policy", "fixed", "--block", "13", "--workers", "2", "--threads", "1"},
+                            flags + ".log", 120) == 0);
+  CHECK(test_process::same_file(flags, f.path("single_adaptive.png")));
+  // A threshold out of range is refused, naming the option.
+  const std::string bad = f.path("bad.png");
+  CHECK(test_process::run({k_farm, "single", f.scene, "-o", bad, "--noise-threshold", "2"}, bad + ".log", 60) == 2);
 }
 
 TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {

@@ -99,9 +99,9 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK_FALSE(w.settings == expected);  // the renderer kind differs
   expected.renderer_kind = RendererKind::povray;
   CHECK(w.settings == expected);
-  // The renderer kind since 5, requests riding on results since 4, BlockFailed since 3, typed
-  // render settings since 2: older peers are refused at Hello.
-  CHECK(k_protocol_version == 5);
+  // Adaptive sampling's settings since 6, the renderer kind since 5, requests riding on results since 4,
+  // BlockFailed since 3, typed render settings since 2: older peers are refused at Hello.
+  CHECK(k_protocol_version == 6);
 }
 
 TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {
@@ -211,6 +211,23 @@ TEST_CASE("protocol: a refused Welcome says it was a Welcome and names the value
   w.settings.renderer_kind = static_cast<RendererKind>(3);  // a renderer this build does not know
   bytes = encode(w);
   CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: unknown renderer");
+  // Adaptive sampling's settings travel (since protocol 6), and are bounded.
+  w.settings.renderer_kind = RendererKind::native;
+  w.settings.noise_threshold = 0.05f;
+  w.settings.min_samples = 8;
+  bytes = encode(w);
+  Decoded adaptive = decode(bytes.data(), bytes.size());
+  REQUIRE(adaptive.message);
+  CHECK(std::get<Welcome>(*adaptive.message).settings == w.settings);
+  w.settings.noise_threshold = 1.5f;
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: noise threshold out of range (0 to 1)");
+  w.settings.noise_threshold = 0.05f;
+  w.settings.min_samples = -1;
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: min_samples -1 out of range (0 to 65536)");
+  w.settings.min_samples = 0;
+  w.settings.noise_threshold = 0;
   w.settings.renderer_kind = RendererKind::blender;
   w.settings.max_depth = 65;
   // Other refused messages are named too; bytes that are no message at all have no type.
