@@ -138,13 +138,15 @@ void ServingEndpoint::on_frame(const std::string& identity, zmq::message_t& payl
       send(identity, proto::ServiceReply{call->call, false,
                                          "{" + json_field("error", "protocol version " + std::to_string(call->protocol_version) +
                                                                           " is not supported; " + m_speaker + " speaks " +
-                                                                          std::to_string(proto::k_protocol_version)) + "}"});
+                                                                          std::to_string(proto::k_protocol_version)) + "}",
+                                         {}});
       return;
     }
     if (!m_handler.on_call(identity, client_key_of(payload), *call)) {
       send(identity, proto::ServiceReply{call->call, false,
                                          "{" + json_field("error", "this endpoint is not a farm service (farm serve) but " + m_speaker +
-                                                                          ", which takes no calls from clients") + "}"});
+                                                                          ", which takes no calls from clients") + "}",
+                                         {}});
     }
     return;
   }
