@@ -77,6 +77,13 @@ TEST_CASE("farm: with adaptive sampling (pixels stopping at their own noise) far
   // A threshold out of range is refused, naming the option.
   const std::string bad = f.path("bad.png");
   CHECK(test_process::run({k_farm, "single", f.scene, "-o", bad, "--noise-threshold", "2"}, bad + ".log", 60) == 2);
+  // Another renderer's scene: refused, saying the options are our renderer's.
+  std::ofstream(f.path("ball.pov")) << "camera { location <0, 0, -3> look_at 0 }\nsphere { 0, 1 pigment { rgb 1 } }\n";
+  CHECK(test_process::run({k_farm, "single", f.path("ball.pov"), "-o", bad, "--noise-threshold", "0.1"}, bad + ".pov.log",
+                          60) == 2);
+  std::ifstream pov_log(bad + ".pov.log");
+  const std::string said((std::istreambuf_iterator<char>(pov_log)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(said.find("--noise-threshold and --min-samples are the farm's own renderer's") != std::string::npos, said);
 }
 
 TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {
