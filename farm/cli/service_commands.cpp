@@ -52,8 +52,6 @@ ServiceClient connect(const ClientOptions& o) {
   return ServiceClient(server, worker_socket_keys(server, o.key_path, o.server_key_path, o.insecure), o.timeout);
 }
 
-std::string short_owner(const std::string& owner) { return owner.size() > 10 ? owner.substr(0, 8) + ".." : owner; }
-
 std::string duration_text(const json& seconds) {
   if (!seconds.is_number()) return "-";
   const long s = std::lround(seconds.get<double>());
@@ -69,7 +67,7 @@ void print_jobs(const json& jobs) {
     std::string name = j.value("name", "");
     if (name.size() > 24) name = name.substr(0, 22) + "..";
     std::printf("%-6lld %-24s %-10s %-9s %5d %7.1f%% %7d %8s %9s\n", static_cast<long long>(j.value("id", int64_t{0})),
-                name.c_str(), j.value("owner_name", short_owner(j.value("owner", ""))).c_str(), j.value("state", "").c_str(), j.value("priority", 0),
+                name.c_str(), j.value("owner_name", "").c_str(), j.value("state", "").c_str(), j.value("priority", 0),
                 100.0 * j.value("progress", 0.0), j.value("workers", 0), duration_text(j["elapsed"]).c_str(),
                 duration_text(j["remaining"]).c_str());
   }
@@ -190,7 +188,7 @@ int run_client(const std::string& command, const ClientOptions& c, const JobComm
       std::printf("scene %s, output %s%s\n", j.value("scene", "?").c_str(), j.value("output", "?").c_str(),
                   j.value("reason", "").empty() ? "" : (", " + j.value("reason", "")).c_str());
       for (const json& e : j["history"])
-        std::printf("  %.3f  %-20s %s\n", e.value("at", 0.0), e.value("what", "").c_str(), e.value("who_name", short_owner(e.value("who", ""))).c_str());
+        std::printf("  %.3f  %-20s %s\n", e.value("at", 0.0), e.value("what", "").c_str(), e.value("who_name", "").c_str());
       return k_exit_ok;
     }
     if (command == "wait") return wait_for(client, o.id, o.output, o.stats_path);

@@ -108,12 +108,12 @@ std::string ServiceHost::activate(const JobRecord& record, bool resume) {
 std::string ServiceHost::start(ActiveJob& a) {
   const JobRecord& record = a.record;
   try {
-    const fs::path job_dir = fs::path(m_o.state_dir) / "jobs" / std::to_string(record.id);
-    fs::create_directories(job_dir / "images");
+    const fs::path dir = job_dir(record.id);
+    fs::create_directories(dir / "images");
     a.scene_dir = m_files->materialize(static_cast<uint64_t>(record.id), a.submission.files, "service");
     a.options = submission_master_options(a.submission, a.scene_dir + "/" + a.submission.scene,
-                                          (job_dir / "images").string(), (job_dir / "journal").string(), m_o.job_defaults);
-    a.options.stats_path = (job_dir / "stats.json").string();  // the run's statistics, as --stats writes them
+                                          (dir / "images").string(), (dir / "journal").string(), m_o.job_defaults);
+    a.options.stats_path = (dir / "stats.json").string();  // the run's statistics, as --stats writes them
   } catch (const std::exception& e) {
     return error_text(e);
   }

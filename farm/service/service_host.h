@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <memory>
@@ -101,14 +102,21 @@ class ServiceHost : private ServingHandler, private JobHost {
   // ---- service_calls.cpp
   void reply(const std::string& identity, uint64_t call, bool ok, const std::string& body,
              std::vector<uint8_t> data = {});
-  std::string call_submit(const std::string& owner, const std::string& body, bool& ok);
-  std::string call_upload(const std::string& body, const std::vector<uint8_t>& data, bool& ok);
+  // Each answers its call's body; a call that cannot be done throws std::invalid_argument saying why.
+  std::string call_submit(const std::string& owner, const std::string& body);
+  std::string call_upload(const std::string& body, const std::vector<uint8_t>& data);
   std::string call_jobs(const std::string& body);
-  std::string call_job(const std::string& body, bool& ok);
-  std::string call_control(const std::string& command, const std::string& caller, const std::string& body, bool& ok);
-  std::string call_fetch(const std::string& body, bool& ok, std::vector<uint8_t>& data);
-  std::string call_stats(const std::string& body, bool& ok, std::vector<uint8_t>& data);
+  std::string call_job(const std::string& body);
+  std::string call_control(const std::string& command, const std::string& caller, const std::string& body);
+  std::string call_fetch(const std::string& body, std::vector<uint8_t>& data);
+  std::string call_stats(const std::string& body, std::vector<uint8_t>& data);
   std::string job_json(const JobRecord& r) const;
+  // The job's record, or a refusal naming the id.
+  JobRecord record_of(int64_t id) const;
+  // A key as people read it: the name its allow-list gives it, else its first characters.
+  std::string owner_name(const std::string& key) const;
+  // STATE/jobs/ID: its journal, images and statistics.
+  std::filesystem::path job_dir(int64_t id) const { return std::filesystem::path(m_o.state_dir) / "jobs" / std::to_string(id); }
   // ---- service_page.cpp: the web page's texts, and its controls run as the page's caller
   RunStatus open_page();
   void serve_page();

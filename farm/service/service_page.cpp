@@ -50,7 +50,7 @@ void ServiceHost::serve_page() {
     try {
       json args{{"id", c.job}};
       if (c.verb == "priority") args["priority"] = std::stoll(c.value);
-      body = call_control(c.verb, k_page_caller, args.dump(), ok);
+      body = call_control(c.verb, k_page_caller, args.dump());
     } catch (const std::exception& e) {
       ok = false;
       body = json{{"error", error_text(e)}}.dump();
