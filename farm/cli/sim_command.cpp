@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -91,6 +92,23 @@ CostMap rescaled(CostMap map, const SimCommandOptions& o) {
   return map;
 }
 
+// The scheduler's cost prediction from a cost map (`map` outlives the run); frames past the
+// map's take its last.
+std::function<double(Block)> predicted_by(const CostMap& map) {
+  return [&map](Block b) {
+    b.frame = std::min(b.frame, map.frames());
+    return map.cost(b);
+  };
+}
+
+// The summary's line of blocks, for one job's run and for several.
+void print_blocks(const SimResult& r) {
+  std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
+              static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
+              static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
+              static_cast<unsigned long long>(r.dead_workers));
+}
+
 std::string seconds_or_dash(double t) {
   char text[32];
   if (t < 0) return "-";
@@ -117,10 +135,7 @@ void print_jobs(const SimCommandOptions& o, const SimResult& r, const std::vecto
   const std::string why_not = paused.empty() ? "time limit or every worker lost" : "paused and never resumed: " + paused;
   std::printf("  %-24s %s\n", "Completed", r.completed ? "yes" : ("NO (" + why_not + ")").c_str());
   std::printf("  %-24s %.3f s (the last job's last result)\n", "Makespan (all jobs)", r.makespan);
-  std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
-              static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
-              static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
-              static_cast<unsigned long long>(r.dead_workers));
+  print_blocks(r);
   std::printf("  %-24s %llu in, %llu out\n", "Service messages", static_cast<unsigned long long>(r.messages_in),
               static_cast<unsigned long long>(r.messages_out));
   std::printf("  %-24s %llu in %.3f s\n", "Events", static_cast<unsigned long long>(r.events), r.wall_seconds);
@@ -141,10 +156,7 @@ SimJob sim_job(const JobEntrySpec& e, const CostMap& m, const SimCommandOptions&
   j.scheduler.frames.clear();
   for (int f = 1; f <= frames; ++f) j.scheduler.frames.push_back(f);
   if (o.cost_model) {
-    j.scheduler.block_cost = [&m](Block b) {
-      b.frame = std::min(b.frame, m.frames());
-      return m.cost(b);
-    };
+    j.scheduler.block_cost = predicted_by(m);
   }
   j.priority = e.priority;
   j.submit = e.submit;
@@ -252,10 +264,7 @@ int run_sim_command(const SimCommandOptions& o) {
     model = map;  // perfect information: the map the run is simulated with
   }
   if (o.cost_model || !o.cost_model_path.empty()) {
-    s.scheduler.block_cost = [&model](Block b) {
-      b.frame = std::min(b.frame, model.frames());
-      return model.cost(b);
-    };
+    s.scheduler.block_cost = predicted_by(model);
   }
   SimResult r = simulate(map, workers, s, sites);
   if (trace.is_open()) {
@@ -285,10 +294,7 @@ int run_sim_command(const SimCommandOptions& o) {
               "Honest bound", r.bound.honest(), r.bound.indivisible);
   if (r.completed && r.bound.honest() > 0)
     std::printf("  %-24s %.3f\n", "Makespan / honest bound", r.makespan / r.bound.honest());
-  std::printf("  %-24s %llu, %llu reassigned, %llu late, %llu halvings, %llu workers lost\n", "Blocks",
-              static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.reassignments),
-              static_cast<unsigned long long>(r.late_results), static_cast<unsigned long long>(r.halvings),
-              static_cast<unsigned long long>(r.dead_workers));
+  print_blocks(r);
   std::printf("  %-24s %llu in, %llu out\n", "Master messages", static_cast<unsigned long long>(r.messages_in),
               static_cast<unsigned long long>(r.messages_out));
   if (r.failed_blocks > 0)
