@@ -153,17 +153,19 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file)
   return spec;
 }
 
-ClusterSpec read_cluster_spec(const std::string& path) {
+std::string read_sim_input(const std::string& path, const std::string& what) {
   // stat() first: a FIFO or device would block the read forever.
-  if (Status regular = check_regular_file(path, "cluster file"); !regular.ok()) throw rt::SceneError(regular.message());
+  if (Status regular = check_regular_file(path, what); !regular.ok()) throw rt::SceneError(regular.message());
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw rt::SceneError("cannot open cluster file '" + path + "'");
+  if (!in) throw rt::SceneError("cannot open " + what + " '" + path + "'");
   std::string text;
   char chunk[1 << 16];
   while (text.size() <= rt::k_max_scene_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));
-  return parse_cluster_spec(text, path);
+  return text;
 }
+
+ClusterSpec read_cluster_spec(const std::string& path) { return parse_cluster_spec(read_sim_input(path, "cluster file"), path); }
 
 std::vector<SimWorkerSpec> expand_cluster(const ClusterSpec& spec, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -126,6 +126,9 @@ struct SimSiteSpec {
 
 // Reads and checks a cluster file; errors are rt::SceneError at "file:line:column".
 ClusterSpec read_cluster_spec(const std::string& path);
+// The text of a simulator's input file (`what`: "cluster file", "jobs file"), read up to one byte
+// past the scene files' limit (the parser refuses it then); throws rt::SceneError naming the file.
+std::string read_sim_input(const std::string& path, const std::string& what);
 ClusterSpec parse_cluster_spec(const std::string& text, const std::string& file);
 
 // Every worker, ranges drawn with `seed` (same seed, same cluster).

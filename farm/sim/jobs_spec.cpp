@@ -3,11 +3,10 @@
 #include "control/job_dispatch.h"
 
 #include <filesystem>
-#include <fstream>
 
-#include "base/file_checks.h"
 #include "scheduler/block.h"
 #include "scheduler/policy.h"
+#include "sim/cluster_spec.h"
 #include "scene/toml_reader.h"
 
 namespace farm {
@@ -85,16 +84,6 @@ JobsSpec parse_jobs_spec(const std::string& text, const std::string& file) {
   return spec;
 }
 
-JobsSpec read_jobs_spec(const std::string& path) {
-  // stat() first: a FIFO or device would block the read forever.
-  if (Status regular = check_regular_file(path, "jobs file"); !regular.ok()) throw rt::SceneError(regular.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw rt::SceneError("cannot open jobs file '" + path + "'");
-  std::string text;
-  char chunk[1 << 16];
-  while (text.size() <= rt::k_max_scene_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-  return parse_jobs_spec(text, path);
-}
+JobsSpec read_jobs_spec(const std::string& path) { return parse_jobs_spec(read_sim_input(path, "jobs file"), path); }
 
 }  // namespace farm
