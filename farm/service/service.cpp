@@ -131,16 +131,14 @@ std::string ServiceHost::start(ActiveJob& a) {
 
 void ServiceHost::take_up_set_up_jobs() {
   std::set<WorkerId> waiting;
-  std::vector<int64_t> failed;
-  std::vector<std::string> why;
+  std::vector<std::pair<int64_t, std::string>> failed;  // failed after the loop: fail() retires the job
   for (auto& [id, ap] : m_active) {
     ActiveJob& a = *ap;
     if (!a.setup_done.valid() || a.setup_done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
     const RunStatus set_up = a.setup_done.get();
     std::unique_ptr<ServedJob> job = std::move(a.setting_up);
     if (set_up != RunStatus::ok || job->start_live_view() != RunStatus::ok || job->open(*m_endpoint) != RunStatus::ok) {
-      failed.push_back(id);
-      why.push_back(job->failure().empty() ? "the job could not be set up" : job->failure());
+      failed.emplace_back(id, job->failure().empty() ? "the job could not be set up" : job->failure());
       continue;
     }
     a.job = std::move(job);
@@ -151,7 +149,7 @@ void ServiceHost::take_up_set_up_jobs() {
     waiting.insert(a.turned_away.begin(), a.turned_away.end());
     a.turned_away.clear();
   }
-  for (size_t i = 0; i < failed.size(); ++i) fail(failed[i], why[i]);
+  for (const auto& [id, why] : failed) fail(id, why);
   for (WorkerId w : waiting)
     if (ServedPeer* p = m_endpoint->find(w)) serve_request(*p, nullptr);
   // Abandoned setups: gone once their thread is.
