@@ -38,8 +38,10 @@ uint8_t linear_to_srgb8(float v) {
 namespace {
 
 // "" if `file` holds exactly `data` once decoded and is safely on disk; otherwise why not.
+// `names`: the channels' names when they were given (a reader may list them in another order,
+// e.g. OpenEXR sorts them: each read-back channel is compared with the one of its name).
 std::string verify_written(const std::string& file, int width, int height, int channels, OIIO::TypeDesc type,
-                           const void* data) {
+                           const void* data, const std::vector<std::string>& names) {
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::string("the written file cannot be opened: ") + std::strerror(errno);
   const bool synced = ::fsync(fd) == 0;
@@ -56,13 +58,31 @@ std::string verify_written(const std::string& file, int width, int height, int c
   std::vector<unsigned char> back(bytes);
   const bool read = in->read_image(0, 0, 0, channels, type, back.data());
   in->close();
-  if (!read || std::memcmp(back.data(), data, bytes) != 0) return "the written file reads back different (disk full?)";
+  if (!read) return "the written file cannot be read back (disk full?)";
+  std::vector<int> order(channels);  // order[j]: which written channel the read-back channel j is
+  for (int j = 0; j < channels; ++j) {
+    order[j] = j;
+    if (names.empty()) continue;
+    const std::string name(spec.channel_name(j));
+    auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) return "the written file reads back with a channel '" + name + "' not written";
+    order[j] = static_cast<int>(at - names.begin());
+  }
+  const size_t value = type.size(), pixels = static_cast<size_t>(width) * height;
+  const auto* written = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < pixels; ++i) {
+    for (int j = 0; j < channels; ++j) {
+      if (std::memcmp(&back[(i * channels + j) * value], &written[(i * channels + order[j]) * value], value) != 0)
+        return "the written file reads back different (disk full?)";
+    }
+  }
   return "";
 }
 
 // Writes through a temporary file in the same folder, renamed at the end.
+// `names`: the channels' names, or empty for the format's own (R, G, B, A).
 void write_via_temp(const std::string& path, int width, int height, int channels, OIIO::TypeDesc type,
-                    const void* data, bool is_exr, bool is_ppm) {
+                    const void* data, bool is_exr, bool is_ppm, const std::vector<std::string>& names = {}) {
   std::filesystem::path final_path(path);
   // Keep the real extension last: OpenImageIO picks the writer from it.
   std::filesystem::path tmp = final_path.parent_path() /
@@ -86,6 +106,7 @@ void write_via_temp(const std::string& path, int width, int height, int channels
     spec.attribute("DateTime", "");
   }
   if (is_ppm) spec.attribute("pnm:binary", 1);
+  if (!names.empty()) spec.channelnames = names;
   bool ok = out->open(tmp.string(), spec) && out->write_image(type, data);
   std::string error = ok ? "" : out->geterror();
   ok = out->close() && ok;
@@ -96,7 +117,7 @@ void write_via_temp(const std::string& path, int width, int height, int channels
   }
   // Some writers do not notice a full disk (a PNG on a full tmpfs came out empty and "ok"):
   // read the file back and compare before it may replace anything.
-  if (std::string why = verify_written(tmp.string(), width, height, channels, type, data); !why.empty()) {
+  if (std::string why = verify_written(tmp.string(), width, height, channels, type, data, names); !why.empty()) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write '" + path + "': " + why);
   }
@@ -149,6 +170,13 @@ void write_image(const std::string& path, int width, int height, const float* rg
   for (size_t i = 0; i < pixels; ++i)
     for (int c = 0; c < 3; ++c) bytes[3 * i + c] = linear_to_srgb8(rgba[4 * i + c]);
   write_image_rgb8(path, width, height, bytes.data());
+}
+
+void write_exr_channels(const std::string& path, int width, int height, const float* data,
+                        const std::vector<std::string>& names) {
+  if (image_format_for(path) != ImageFormat::exr)
+    throw std::invalid_argument("named channels (passes) need an EXR file, not '" + path + "'");
+  write_via_temp(path, width, height, static_cast<int>(names.size()), OIIO::TypeDesc::FLOAT, data, true, false, names);
 }
 
 }  // namespace rt

@@ -25,6 +25,13 @@ float srgb_to_linear(float encoded);
 // the same folder and renames it, so a reader never sees a half-written image.
 void write_image(const std::string& path, int width, int height, const float* rgba);
 
+// An EXR of `names.size()` float channels per pixel, interleaved, with those names: with
+// "Layer.Pass.Channel" names a multi-layer file as Blender writes one (scene/passes.h). Same
+// temporary file, read-back check and rename as write_image. Throws std::invalid_argument for a
+// path that is not .exr.
+void write_exr_channels(const std::string& path, int width, int height, const float* data,
+                        const std::vector<std::string>& names);
+
 // The 8-bit path of write_image for callers that already hold sRGB bytes (3 per pixel),
 // e.g. the farm's master. Same bytes on disk as write_image would produce.
 void write_image_rgb8(const std::string& path, int width, int height, const uint8_t* rgb);

@@ -120,6 +120,7 @@ void Tracer::resolve(const RTCRayHit& rh, const Ray& ray, SurfaceHit& hit) const
   }
   const unsigned prim = rh.hit.primID;
   hit.t = rh.ray.tfar;
+  hit.object = static_cast<int>(instance ? rh.hit.instID[0] : rh.hit.geomID);
   hit.p = ray.origin + ray.direction * hit.t;
   hit.light = (!instance && !rec->prim_lights.empty()) ? rec->prim_lights[prim] : -1;
 

@@ -20,6 +20,7 @@ struct SurfaceHit {
   Vec3 dpdu, dpdv;   // world-space surface derivatives along u and v, for normal/bump maps
   bool has_uv_frame = false;  // dpdu/dpdv are valid
   int material = -1;
+  int object = -1;   // the scene's top-level geometry (an instance, a mesh file, a shape group)
   int light = -1;    // index into Scene::lights when the primitive is a sampled emitter
   bool front = true; // the ray arrived on the side ng points to
 };

@@ -13,6 +13,8 @@ class Camera {
   Camera(const CameraKey& key, int width, int height);
   // `film` is a position in pixels (x right, y down from the top-left corner); `lens` in [0,1)^2.
   Ray generate(Vec2 film, Vec2 lens) const;
+  Vec3 position() const { return m_position; }
+  Vec3 forward() const { return m_forward; }  // unit: the view axis
 
  private:
   Vec3 m_position, m_right, m_up, m_forward;

@@ -11,11 +11,12 @@
 #include "integrators/integrator.h"
 #include "render/adaptive_sampling.h"
 #include "render/camera.h"
+#include "render/pass_values.h"
 #include "sampling/pixel_filter.h"
 
 namespace rt {
 
-void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts) {
+void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts, float* passes) {
   const RenderSettings& settings = scene.desc.settings;
   if (rect.x < 0 || rect.y < 0 || rect.width <= 0 || rect.height <= 0 || rect.x + rect.width > settings.width ||
       rect.y + rect.height > settings.height) {
@@ -34,6 +35,10 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   const bool whitted = settings.integrator == IntegratorKind::whitted;
   const PixelFilterSampler& filter = PixelFilterSampler::shared(settings.filter, settings.filter_width);
   const AdaptiveSchedule adaptive(settings);
+  const PassSet pass_set = passes ? settings.passes : 0;
+  const int pass_floats = pass_channel_count(pass_set);
+  const bool need_squares = adaptive.on() || has_pass(pass_set, Pass::variance);
+  const ViewAxis view{camera.position(), camera.forward()};
   tbb::combinable<RayCounts> local_counts;
 
   // Camera rays are traced in packets (Tracer::intersect_packet): the 4x4 pixels of an
@@ -64,6 +69,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
         bool in_image[k_camera_packet], in_rect[k_camera_packet];
         uint64_t keys[k_camera_packet];
         Color sums[k_camera_packet], squares[k_camera_packet];
+        PixelPassSums pass_sums[k_camera_packet];
         int taken[k_camera_packet];   // samples of the pixel so far
         bool active[k_camera_packet];  // in the rectangle and still taking samples
         int running = 0;
@@ -74,6 +80,7 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
           in_rect[i] = px[i] >= rect.x && px[i] < rect.x + rect.width && py[i] >= rect.y && py[i] < rect.y + rect.height;
           keys[i] = in_image[i] ? pixel_key(settings.seed, frame, px[i], py[i]) : 0;
           sums[i] = squares[i] = Color{0.0f};
+          pass_sums[i] = PixelPassSums{};
           taken[i] = 0;
           active[i] = in_rect[i];
           running += active[i];
@@ -95,11 +102,12 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
             if (!active[i]) continue;
             ++rc.camera;
             const SurfaceHit* first = found[i] ? &hits[i] : nullptr;
+            if (pass_set) add_first_hit(pass_sums[i], scene, first, view, taken[i] == 0);
             Color c = whitted ? trace_whitted(tracer, rays[i], first, *samplers[i], rc)
                               : trace_path(tracer, rays[i], first, *samplers[i], rc);
             if (is_finite(c)) {  // a NaN sample must not poison the pixel
               sums[i] += c;
-              if (adaptive.on()) squares[i] += c * c;
+              if (need_squares) squares[i] += c * c;
             }
             ++taken[i];
             if (adaptive.checks_at(taken[i]) && adaptive.converged(sums[i], squares[i], taken[i])) {
@@ -116,6 +124,11 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
           out[1] = mean.y;
           out[2] = mean.z;
           out[3] = 1.0f;
+          if (pass_set) {
+            float* p = passes + static_cast<size_t>(pass_floats) *
+                                    (static_cast<size_t>(py[i] - rect.y) * rect.width + (px[i] - rect.x));
+            write_pass_values(pass_set, pass_sums[i], sums[i], squares[i], taken[i], p);
+          }
         }
       }
     }

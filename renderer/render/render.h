@@ -17,8 +17,11 @@ struct Rect {
 
 // Renders `rect` of `frame` (1..settings.frames) into `rgba`: rect.width * rect.height
 // pixels, 4 floats each (linear RGB, alpha = 1), rows from the rectangle's top.
+// With `passes` and settings.passes not empty, also the pixels' passes (scene/passes.h) into
+// `passes`: pass_channel_count(settings.passes) floats per pixel, same order.
 // Uses the calling thread's TBB arena for parallelism. Throws std::invalid_argument if the
 // rectangle is not inside the image or the frame is out of range.
-void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts = nullptr);
+void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCounts* counts = nullptr,
+                 float* passes = nullptr);
 
 }  // namespace rt

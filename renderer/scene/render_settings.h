@@ -7,6 +7,7 @@
 #include <string>
 
 #include "math/vec.h"
+#include "scene/passes.h"
 
 namespace rt {
 
@@ -46,6 +47,7 @@ struct RenderSettings {
   // most a pixel takes. 0 = off: every pixel takes `spp`.
   float noise_threshold = 0.0f;
   int min_samples = 0;           // the first check's sample count; 0 = automatic (adaptive_sampling.h)
+  PassSet passes = 0;            // what each pixel holds besides its colour (scene/passes.h)
 };
 
 // A whole-number setting outside [lo, hi] in the words a scene file's error uses ("'spp' must be

@@ -148,7 +148,7 @@ const NumRange k_non_negative = NumRange::at_least(0);
 
 void read_render(ParseContext& ctx, const TableReader& r) {
   r.check_keys({"width", "height", "spp", "integrator", "max_depth", "seed", "frames", "ambient", "max_sample_value",
-                "filter", "filter_width", "noise_threshold", "min_samples"});
+                "filter", "filter_width", "noise_threshold", "min_samples", "passes"});
   RenderSettings& s = ctx.scene.settings;
   s.width = static_cast<int>(r.get_int("width", s.width, 1, k_max_image_side));
   s.height = static_cast<int>(r.get_int("height", s.height, 1, k_max_image_side));
@@ -185,6 +185,13 @@ void read_render(ParseContext& ctx, const TableReader& r) {
   s.filter_width = r.get_float("filter_width", s.filter_width, NumRange::closed(0.5, 6));
   s.noise_threshold = r.get_float("noise_threshold", s.noise_threshold, NumRange::closed(0, 1));
   s.min_samples = static_cast<int>(r.get_int("min_samples", s.min_samples, 0, k_max_spp));
+  if (auto passes = r.get_string("passes")) {
+    std::string error;
+    if (std::optional<PassSet> set = parse_pass_list(*passes, error))
+      s.passes = *set;
+    else
+      r.fail_at("passes", error);
+  }
 }
 
 // ---------------------------------------------------------------- [camera]

@@ -3,9 +3,11 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
+#include "render/pass_values.h"
 #include "test_paths.h"
 #include "renderer/render_helpers.h"
 
@@ -107,23 +109,34 @@ edge_v = [0, 0, 2]
 material = "lamp"
 )";
 
+// The frame rendered block by block in a shuffled order: its RGBA, then (when the scene has
+// passes) its passes, pass_channel_count floats per pixel.
 std::vector<float> render_tiled(const rt::Scene& scene, int frame, int bw, int bh, unsigned shuffle_seed) {
   const auto& s = scene.desc.settings;
+  const size_t k = static_cast<size_t>(rt::pass_channel_count(s.passes)), pixels = static_cast<size_t>(s.width) * s.height;
   std::vector<rt::Rect> blocks;
   for (int y = 0; y < s.height; y += bh)
     for (int x = 0; x < s.width; x += bw) blocks.push_back({x, y, std::min(bw, s.width - x), std::min(bh, s.height - y)});
   std::mt19937 rng(shuffle_seed);
   std::shuffle(blocks.begin(), blocks.end(), rng);
-  std::vector<float> image(static_cast<size_t>(s.width) * s.height * 4);
+  std::vector<float> image(pixels * (4 + k));
+  float* passes = image.data() + 4 * pixels;
   for (const rt::Rect& r : blocks) {
-    std::vector<float> block(static_cast<size_t>(r.pixel_count()) * 4);
-    rt::render_rect(scene, frame, r, block.data());
+    std::vector<float> block(static_cast<size_t>(r.pixel_count()) * 4), block_passes(static_cast<size_t>(r.pixel_count()) * k);
+    rt::render_rect(scene, frame, r, block.data(), nullptr, k ? block_passes.data() : nullptr);
     for (int y = 0; y < r.height; ++y) {
-      std::memcpy(&image[4 * (static_cast<size_t>(r.y + y) * s.width + r.x)], &block[4 * static_cast<size_t>(y) * r.width],
-                  sizeof(float) * 4 * r.width);
+      const size_t at = static_cast<size_t>(r.y + y) * s.width + r.x, from = static_cast<size_t>(y) * r.width;
+      std::memcpy(&image[4 * at], &block[4 * from], sizeof(float) * 4 * r.width);
+      if (k) std::memcpy(&passes[k * at], &block_passes[k * from], sizeof(float) * k * r.width);
     }
   }
   return image;
+}
+
+// The frame in one call (one rectangle), laid out as render_tiled's.
+std::vector<float> render_whole(const rt::Scene& scene, int frame) {
+  const auto& s = scene.desc.settings;
+  return render_tiled(scene, frame, s.width, s.height, 0);
 }
 
 bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
@@ -143,7 +156,7 @@ void check_invariance(const std::string& integrator, const std::string& extra_re
   auto scene = test_render::scene_from(text);
   for (int frame : {1, 2}) {
     CAPTURE(frame);
-    std::vector<float> whole = test_render::render_full(*scene, frame);
+    std::vector<float> whole = render_whole(*scene, frame);
     const std::pair<int, int> sizes[] = {{4, 4}, {7, 13}, {32, 32}, {256, 256}, {1, 47}};
     unsigned seed = 1;
     for (const auto& size : sizes) {
@@ -190,6 +203,58 @@ TEST_CASE("determinism: with adaptive sampling pixels stop at different counts, 
   CHECK(counts.camera > 4 * pixels);   // some pixels went past the first check
   CHECK(counts.camera < 32 * pixels);  // some stopped before spp
   CHECK_FALSE(same_bytes(image, test_render::render_full(*fixed, 1)));
+}
+
+TEST_CASE("determinism: passes are byte-identical across tilings, orders and thread counts, with adaptive sampling too") {
+  check_invariance("path", "passes = \"all\"\n");
+  check_invariance("whitted", "passes = \"all\"\n");
+  check_invariance("path", "passes = \"all\"\nnoise_threshold = 0.05\nmin_samples = 4\n", 32);
+}
+
+TEST_CASE("passes: they leave the image alone and hold what they name") {
+  const std::string keys = "passes = \"all\"\nnoise_threshold = 0.05\nmin_samples = 4\n";
+  auto with = test_render::scene_from(scene_text("path", keys, 32));
+  auto without = test_render::scene_from(scene_text("path", "noise_threshold = 0.05\nmin_samples = 4\n", 32));
+  const auto& s = with->desc.settings;
+  const size_t pixels = static_cast<size_t>(s.width) * s.height;
+  REQUIRE(rt::pass_channel_count(s.passes) == 14);
+  const std::vector<float> all = render_whole(*with, 1);
+  // The colour is the same bytes with or without passes: they only watch the samples.
+  CHECK(same_bytes(std::vector<float>(all.begin(), all.begin() + 4 * pixels), render_whole(*without, 1)));
+  // Layout: albedo RGB 0-2, normal 3-5, depth 6, position 7-9, object 10, material 11, samples 12, variance 13...
+  const float* p = all.data() + 4 * pixels;
+  size_t sky = 0, hit = 0, stopped_early = 0, noisy = 0;
+  for (size_t i = 0; i < pixels; ++i, p += 14) {
+    CAPTURE(i);
+    const float samples = p[12];
+    CHECK(samples >= 4);
+    CHECK(samples <= 32);
+    stopped_early += samples < 32;
+    noisy += p[13] > 0;
+    CHECK(p[13] >= 0);
+    if (p[10] == 0) {  // the sky: the first sample hit nothing
+      ++sky;
+      CHECK(p[6] == rt::k_sky_depth);
+      CHECK(p[11] == 0);
+      CHECK(p[7] == 0);
+      continue;
+    }
+    ++hit;
+    CHECK(p[6] > 0);
+    CHECK(p[6] < 1e6f);  // the infinite floor reaches far, never as far as the sky
+    CHECK(p[11] >= 1);
+    CHECK(p[10] == std::floor(p[10]));
+    for (int c = 0; c < 3; ++c) {
+      CHECK(p[c] >= 0);  // albedo in [0, 1]
+      CHECK(p[c] <= 1);
+    }
+    CHECK(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] <= 1.0001f);  // a mean of unit normals
+  }
+  CHECK(sky > 0);
+  CHECK(hit > 0);
+  CHECK(stopped_early > 0);
+  CHECK(stopped_early < pixels);
+  CHECK(noisy > 0);
 }
 
 TEST_CASE("determinism: a reloaded scene renders the same bytes") {
