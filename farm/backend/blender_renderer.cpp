@@ -169,7 +169,7 @@ BlenderRenderer::BlenderRenderer(BlenderSettings settings) : m_settings(std::mov
 
 BlenderRenderer::~BlenderRenderer() = default;
 
-uint64_t BlenderRenderer::render(const Block& b, float* rgba) {
+uint64_t BlenderRenderer::render(const Block& b, float* rgba, float* /*passes: none, pass_floats() is 0*/) {
   std::unique_ptr<BlenderProcess> process;
   {
     std::lock_guard<std::mutex> lock(m_mutex);

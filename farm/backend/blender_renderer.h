@@ -86,7 +86,7 @@ class BlenderRenderer : public BlockRenderer {
   ~BlenderRenderer() override;
   // Takes an idle Blender (or starts one), renders, and gives it back; a Blender that died
   // mid-block is dropped (the block fails and is leased again) and a new one starts next time.
-  uint64_t render(const Block& block, float* rgba) override;
+  uint64_t render(const Block& block, float* rgba, float* passes) override;
   void interrupt(const Block& block) override;
   void interrupt_all() override;
 

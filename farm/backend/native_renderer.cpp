@@ -4,9 +4,9 @@
 
 namespace farm {
 
-uint64_t NativeRenderer::render(const Block& b, float* rgba) {
+uint64_t NativeRenderer::render(const Block& b, float* rgba, float* passes) {
   rt::RayCounts rays;
-  rt::render_rect(m_scene, b.frame, {b.x, b.y, b.width, b.height}, rgba, &rays);
+  rt::render_rect(m_scene, b.frame, {b.x, b.y, b.width, b.height}, rgba, &rays, passes);
   return rays.total();
 }
 

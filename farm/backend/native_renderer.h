@@ -9,7 +9,8 @@ namespace farm {
 class NativeRenderer : public BlockRenderer {
  public:
   explicit NativeRenderer(const rt::Scene& scene) : m_scene(scene) {}
-  uint64_t render(const Block& block, float* rgba) override;
+  uint64_t render(const Block& block, float* rgba, float* passes) override;
+  int pass_floats() const override { return rt::pass_channel_count(m_scene.desc.settings.passes); }
 
  private:
   const rt::Scene& m_scene;

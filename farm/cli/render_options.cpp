@@ -25,6 +25,13 @@ void add_render_options(CLI::App& cmd, RenderOptions& o, bool with_output) {
   cmd.add_option("--min-samples", o.min_samples,
                  "With --noise-threshold: samples before a pixel's first check (0 = automatic)")
       ->transform(in_range(0, rt::k_max_spp));
+  cmd.add_option("--passes", o.passes,
+                 "Passes to write with the image into one multi-layer EXR, comma-separated: albedo, normal, depth, "
+                 "position, object_id, material_id, sample_count, variance, or all (docs/passes.md)")
+      ->check([](const std::string& text) {
+        std::string error;
+        return rt::parse_pass_list(text, error) ? std::string() : error;
+      });
   cmd.add_option("--seed", o.seed, "Override the random seed")
       ->transform(in_range<uint64_t>(0, std::numeric_limits<uint64_t>::max()));
   cmd.add_option("--renderer-options", o.renderer_options,

@@ -49,6 +49,24 @@ void allocate_frame(std::vector<float>& framebuffer, int width, int height) {
                   "float RGBA");
 }
 
+// Writes a frame: the beauty alone, or with the scene's passes (`passes`, pass_channel_count
+// floats per pixel) one multi-layer EXR (load_scene_desc keeps passes only for EXR outputs).
+void write_frame(const std::string& path, const rt::RenderSettings& s, const std::vector<float>& rgba,
+                 const std::vector<float>& passes) {
+  if (!s.passes) return rt::write_image(path, s.width, s.height, rgba.data());
+  const std::vector<std::string> names = rt::layered_channel_names(s.passes);
+  const size_t k = static_cast<size_t>(rt::pass_channel_count(s.passes)), stride = names.size();
+  const size_t pixels = static_cast<size_t>(s.width) * s.height;
+  std::vector<float> layered;
+  allocate_filled(layered, pixels * stride, 0.0f, "the " + image_size_text(s.width, s.height) + " frame with its passes",
+                  "float channels");
+  for (size_t i = 0; i < pixels; ++i) {
+    std::copy_n(&rgba[4 * i], 4, &layered[stride * i]);
+    std::copy_n(&passes[k * i], k, &layered[stride * i + 4]);
+  }
+  rt::write_exr_channels(path, s.width, s.height, layered.data(), names);
+}
+
 // Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
 // waits return, the render fails and unwinds, and their scratch folders go with it), and the
 // command exits 1 as every command does when stopped. Our own renderer has no process to end
@@ -93,17 +111,24 @@ int stopped_by_signal() {
 double render_frames(const SingleOptions& o, const rt::Scene& scene, const std::vector<int>& frames,
                      std::vector<float>& framebuffer, CostMap* costs, rt::RayCounts& rays) {
   const rt::RenderSettings& s = scene.desc.settings;
+  std::vector<float> passes;
+  if (s.passes) {
+    allocate_filled(passes, static_cast<size_t>(s.width) * s.height * rt::pass_channel_count(s.passes), 0.0f,
+                    "the " + image_size_text(s.width, s.height) + " frame's passes", "float channels");
+  }
   double render_seconds = 0;
   for (size_t i = 0; i < frames.size(); ++i) {
     const auto t0 = Clock::now();
     if (costs) {
-      render_frame_with_costs(scene, frames[i], framebuffer.data(), *costs, static_cast<int>(i) + 1, &rays);
+      render_frame_with_costs(scene, frames[i], framebuffer.data(), *costs, static_cast<int>(i) + 1, &rays,
+                              s.passes ? passes.data() : nullptr);
     } else {
-      rt::render_rect(scene, frames[i], {0, 0, s.width, s.height}, framebuffer.data(), &rays);
+      rt::render_rect(scene, frames[i], {0, 0, s.width, s.height}, framebuffer.data(), &rays,
+                      s.passes ? passes.data() : nullptr);
     }
     render_seconds += seconds(t0, Clock::now());
     std::string out = output_path_for_frame(o.render.output_path, frames[i], frames.size() > 1);
-    rt::write_image(out, s.width, s.height, framebuffer.data());
+    write_frame(out, s, framebuffer, passes);
     spdlog::info("wrote {}", out);
   }
   return render_seconds;

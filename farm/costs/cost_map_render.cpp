@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
+#include <vector>
 
 namespace farm {
 
@@ -29,18 +30,21 @@ double thread_cpu_seconds() {
 // thread's CPU clock then sees all of the tile's work and nothing else. (A larger render_rect
 // would spread over other threads, and a thread waiting for it may steal another tile, so
 // neither wall nor CPU time would belong to this tile alone.)
-double render_tile(const rt::Scene& scene, int frame, const rt::Rect& tile, float* rgba, int image_width,
-                   rt::RayCounts& counts) {
+double render_tile(const rt::Scene& scene, int frame, const rt::Rect& tile, float* rgba, float* passes,
+                   int image_width, rt::RayCounts& counts) {
   float piece_rgba[k_render_grain * k_render_grain * 4];
+  const size_t k = passes ? static_cast<size_t>(rt::pass_channel_count(scene.desc.settings.passes)) : 0;
+  std::vector<float> piece_passes(k * k_render_grain * k_render_grain);
   const double t0 = thread_cpu_seconds();  // includes copying the pieces: bytes against rays
   for (int y = tile.y; y < tile.y + tile.height; y += k_render_grain) {
     for (int x = tile.x; x < tile.x + tile.width; x += k_render_grain) {
       const rt::Rect piece{x, y, std::min(k_render_grain, tile.x + tile.width - x),
                            std::min(k_render_grain, tile.y + tile.height - y)};
-      rt::render_rect(scene, frame, piece, piece_rgba, &counts);
+      rt::render_rect(scene, frame, piece, piece_rgba, &counts, k ? piece_passes.data() : nullptr);
       for (int row = 0; row < piece.height; ++row) {
-        std::memcpy(rgba + 4 * ((static_cast<size_t>(y) + row) * image_width + x), piece_rgba + 4 * row * piece.width,
-                    sizeof(float) * 4 * piece.width);
+        const size_t at = (static_cast<size_t>(y) + row) * image_width + x;
+        std::memcpy(rgba + 4 * at, piece_rgba + 4 * row * piece.width, sizeof(float) * 4 * piece.width);
+        if (k) std::memcpy(passes + k * at, &piece_passes[k * row * piece.width], sizeof(float) * k * piece.width);
       }
     }
   }
@@ -50,7 +54,7 @@ double render_tile(const rt::Scene& scene, int frame, const rt::Rect& tile, floa
 }  // namespace
 
 void render_frame_with_costs(const rt::Scene& scene, int frame, float* rgba, CostMap& map, int map_frame,
-                             rt::RayCounts* counts) {
+                             rt::RayCounts* counts, float* passes) {
   const rt::RenderSettings& s = scene.desc.settings;
   if (map.width() != s.width || map.height() != s.height) {
     throw std::invalid_argument("cost map of " + std::to_string(map.width()) + "x" + std::to_string(map.height()) +
@@ -73,10 +77,10 @@ void render_frame_with_costs(const rt::Scene& scene, int frame, float* rgba, Cos
       bool& warm = warmed.local();
       if (!warm) {
         rt::RayCounts ignored;
-        render_tile(scene, frame, rect, rgba, s.width, ignored);
+        render_tile(scene, frame, rect, rgba, passes, s.width, ignored);
         warm = true;
       }
-      map.at(map_frame, column, row) = render_tile(scene, frame, rect, rgba, s.width, local_counts.local());
+      map.at(map_frame, column, row) = render_tile(scene, frame, rect, rgba, passes, s.width, local_counts.local());
     }
   });
   if (counts) local_counts.combine_each([&](const rt::RayCounts& c) { *counts += c; });

@@ -53,6 +53,11 @@ Status identity_image(const std::string& identity, IdentityImage& image) {
       for (std::string f; std::getline(list, f, ',');) {
         if (!whole_number(f, frames.emplace_back())) return incomplete;
       }
+    } else if (line.rfind("passes=", 0) == 0) {
+      std::string error;
+      std::optional<rt::PassSet> set = rt::parse_pass_list(line.substr(7), error);
+      if (!set) return Status::error("the job's identity: " + error);
+      image.passes = *set;
     } else if (line == "pixels=srgb8" || line == "pixels=float32") {
       have_pixels = true;
       image.encoding = line == "pixels=srgb8" ? proto::PixelEncoding::srgb8 : proto::PixelEncoding::float32;

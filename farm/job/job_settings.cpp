@@ -19,6 +19,7 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
   j.camera = camera;
   j.noise_threshold = s.noise_threshold;
   j.min_samples = s.min_samples;
+  j.passes = s.passes;
   return j;
 }
 
@@ -64,6 +65,7 @@ void apply_job_settings(rt::SceneDesc& desc, const proto::JobSettings& j) {
   s.integrator = j.integrator;
   s.noise_threshold = j.noise_threshold;
   s.min_samples = j.min_samples;
+  s.passes = j.passes;
 }
 
 std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
@@ -79,6 +81,7 @@ std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
     lines.push_back(std::string("noise_threshold=") + threshold);
     lines.push_back("min_samples=" + std::to_string(j.min_samples));
   }
+  if (j.passes) lines.push_back("passes=" + rt::pass_list_text(j.passes));  // likewise only when asked for
   if (j.renderer) lines.push_back("renderer=" + *j.renderer);
   if (!j.renderer_options.empty()) {
     std::string joined;

@@ -33,8 +33,8 @@ namespace {
 // A .pov scene as the rest of the farm sees one: a size, one frame, the files to ship; and why
 // its frames must be rendered whole, if they must.
 rt::SceneDesc povray_scene_desc(const RenderOptions& o, std::vector<std::string>& whole_frame_reasons) {
-  if (o.spp || o.max_depth || o.integrator || o.camera || o.seed || o.noise_threshold || o.min_samples) {
-    throw std::invalid_argument("--spp, --max-depth, --integrator, --camera, --seed, --noise-threshold and --min-samples "
+  if (o.spp || o.max_depth || o.integrator || o.camera || o.seed || o.noise_threshold || o.min_samples || o.passes) {
+    throw std::invalid_argument("--spp, --max-depth, --integrator, --camera, --seed, --noise-threshold, --min-samples and --passes "
                                 "are the farm's own renderer's: a POV-Ray scene takes its options with "
                                 "--renderer-options (e.g. '+A0.3 +R3')");
   }
@@ -63,6 +63,9 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
     throw std::invalid_argument("--noise-threshold and --min-samples are the farm's own renderer's: Cycles' adaptive "
                                 "sampling reads neighbouring pixels, so the farm renders .blend scenes with it off "
                                 "(docs/blender.md)");
+  if (o.passes)
+    throw std::invalid_argument("--passes is the farm's own renderer's: the farm does not yet assemble a .blend's "
+                                "passes, it writes its Combined image only (docs/blender.md)");
   if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
     throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
@@ -195,6 +198,18 @@ rt::SceneDesc load_scene_desc(const RenderOptions& o, std::vector<std::string>& 
   if (o.seed) s.seed = *o.seed;
   if (o.noise_threshold) s.noise_threshold = *o.noise_threshold;
   if (o.min_samples) s.min_samples = *o.min_samples;
+  if (o.passes) {
+    std::string error;
+    std::optional<rt::PassSet> set = rt::parse_pass_list(*o.passes, error);
+    if (!set) throw std::invalid_argument("--passes: " + error);
+    s.passes = *set;
+  }
+  // An 8-bit image holds the beauty only: say so rather than drop the passes unseen.
+  if (s.passes && !o.output_path.empty() && rt::image_format_for(o.output_path) != rt::ImageFormat::exr) {
+    spdlog::warn("{}: the passes ({}) are not rendered: '{}' holds the image only; write an .exr to have them",
+                 o.scene_path, rt::pass_list_text(s.passes), o.output_path);
+    s.passes = 0;
+  }
   if (o.integrator) {
     std::optional<rt::IntegratorKind> kind = rt::parse_integrator(*o.integrator);
     if (!kind) throw std::invalid_argument("unknown integrator '" + *o.integrator + "'; valid: whitted, path");

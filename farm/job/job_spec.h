@@ -23,6 +23,7 @@ struct RenderOptions {
   // Adaptive sampling (our renderer's; render/adaptive_sampling.h): the scene's [render] keys.
   std::optional<float> noise_threshold;
   std::optional<int> min_samples;
+  std::optional<std::string> passes;  // a pass list (scene/passes.h); the scene's [render] passes
   std::string renderer_options;  // for a scene of another renderer: its options (POV-Ray switches)
   // Each POV-Ray or Blender process's limits (backend/sandbox.h); 0 = the defaults.
   uint64_t renderer_memory_mib = 0;

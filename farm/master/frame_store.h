@@ -1,5 +1,5 @@
 // The master's assembled image: one buffer per frame, in the wire encoding (sRGB bytes for
-// LDR outputs, float RGB for EXR), filled block by block and written at the end.
+// LDR outputs, float RGB and the passes for EXR), filled block by block and written at the end.
 #pragma once
 
 #include <map>
@@ -12,11 +12,15 @@ namespace farm {
 
 class FrameStore {
  public:
-  FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding);
+  // `passes`: with float pixels, the passes each pixel carries after its colour (scene/passes.h).
+  FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding,
+             rt::PassSet passes = 0);
 
-  // Copies a decoded block (bytes_per_pixel(encoding) per pixel, rows of the block) in place.
+  // Copies a decoded block (bytes_per_pixel(encoding, pass floats) per pixel, rows of the block)
+  // in place.
   void place(const Block& block, const std::vector<uint8_t>& pixels);
-  // Writes every frame (`numbered`: name_0001.ext ...). Throws std::runtime_error.
+  // Writes every frame (`numbered`: name_0001.ext ...); with passes, each one multi-layer EXR.
+  // Throws std::runtime_error.
   std::vector<std::string> write_all(const std::string& output_path, bool numbered) const;
   // Linear float RGBA of one frame (for the tile map).
   std::vector<float> rgba(int frame) const;
@@ -24,8 +28,11 @@ class FrameStore {
   proto::PixelEncoding encoding() const { return m_encoding; }
 
  private:
+  void write_layered(const std::string& path, const std::vector<uint8_t>& data) const;
   int m_width, m_height;
   proto::PixelEncoding m_encoding;
+  rt::PassSet m_passes;
+  int m_pass_floats;
   size_t m_bpp;
   std::map<int, std::vector<uint8_t>> m_frames;
 };

@@ -20,9 +20,11 @@ void LivePublisher::block_accepted(const Block& b, WorkerId worker, const std::v
     if (pixels.size() < n * 3) return;
     m_view.image().place_rgb8(b.x, b.y, b.width, b.height, pixels.data());
   } else {
-    if (pixels.size() < n * 12) return;
+    // Each pixel's colour, then its passes (pixel_codec.h): the view shows the colour.
+    const size_t bpp = n ? pixels.size() / n : 0;
+    if (bpp < 12) return;
     std::vector<float> rgb(n * 3);
-    std::memcpy(rgb.data(), pixels.data(), n * 12);
+    for (size_t i = 0; i < n; ++i) std::memcpy(&rgb[3 * i], &pixels[bpp * i], 12);
     m_view.image().place_float_rgb(b.x, b.y, b.width, b.height, rgb.data());
   }
   m_tiles.push_back(LiveTile{b.frame, b.x, b.y, b.width, b.height, worker});

@@ -85,7 +85,7 @@ RunStatus ServedJob::setup() {
       }
     }
     m_config.block_size = initial_block_size(m_config);
-    m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding));
+    m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding, pass_floats()));
   } catch (const std::exception& e) {
     refuse(error_text(e));
     return run_status_of(e);
@@ -114,14 +114,15 @@ RunStatus ServedJob::open(ServingEndpoint& endpoint) {
       if (!*m_trace) throw std::runtime_error("cannot write the trace to '" + m_o.trace_path + "': " + os_reason(errno));
     }
     m_job = std::make_unique<JobController>(m_config, m_trace.get());
-    m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding);
+    m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding,
+                                           m_settings.passes);
     JobJournalOptions j;
     j.enabled = m_o.journal;
     j.path = job_journal_path(m_o);
     j.resume = m_o.resume;
     j.fresh = m_o.fresh;
     j.sync_interval = m_o.journal_sync;
-    m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding), *m_store,
+    m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding, pass_floats()), *m_store,
                                              m_job->scheduler());
   } catch (const std::exception& e) {
     refuse(error_text(e));

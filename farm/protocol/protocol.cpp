@@ -60,7 +60,7 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
                                                                                                 : w::Integrator::Path,
                                                     camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds,
                                                     static_cast<w::Renderer>(s.renderer_kind), s.noise_threshold,
-                                                    s.min_samples);
+                                                    s.min_samples, s.passes);
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -224,6 +224,8 @@ class Reader {
     if (s.min_samples < 0 || s.min_samples > rt::k_max_spp)
       throw Malformed{"min_samples " + std::to_string(s.min_samples) + " out of range (0 to " + std::to_string(rt::k_max_spp) +
                       ")"};
+    s.passes = x->passes();
+    if (s.passes & ~rt::k_all_passes) throw Malformed{"passes name an unknown pass (bits " + std::to_string(s.passes) + ")"};
     return s;
   }
 

@@ -20,8 +20,9 @@ namespace farm::proto {
 // 2: render settings travel as a typed table (RenderSettings), no longer as "key=value" strings.
 // 3: BlockFailed. 4: a Result carries its sender's next request (a peer of 3 would ignore it, and
 // its workers would ask only once per heartbeat). 5: the job's settings say which renderer
-// renders it (RendererKind); a worker of 4 would read it off the scene's name.
-constexpr uint32_t k_protocol_version = 6;
+// renders it (RendererKind); a worker of 4 would read it off the scene's name. 6: adaptive
+// sampling's settings. 7: passes (a result's pixels then carry them after the colour).
+constexpr uint32_t k_protocol_version = 7;
 
 enum class PixelEncoding : uint8_t { float32 = 0, half16 = 1, srgb8 = 2 };
 enum class Compression : uint8_t { none = 0, zstd = 1 };
@@ -66,9 +67,12 @@ struct JobSettings {
   // Adaptive sampling (since protocol 6; render/adaptive_sampling.h): 0 = off.
   float noise_threshold = 0;
   int min_samples = 0;
+  // Passes (since protocol 7; scene/passes.h): pass_channel_count(passes) floats per pixel after
+  // the colour's in a result (float32 encoding only).
+  rt::PassSet passes = 0;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
-           noise_threshold == o.noise_threshold && min_samples == o.min_samples &&
+           noise_threshold == o.noise_threshold && min_samples == o.min_samples && passes == o.passes &&
            integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
            renderer_options == o.renderer_options && renderer_memory_mib == o.renderer_memory_mib &&
            renderer_seconds == o.renderer_seconds && renderer_kind == o.renderer_kind;

@@ -112,6 +112,7 @@ std::string submission_json(const JobSubmission& s) {
   put(r, "seed", s.render.seed);
   put(r, "noise_threshold", s.render.noise_threshold);
   put(r, "min_samples", s.render.min_samples);
+  put(r, "passes", s.render.passes);
   if (!s.render.renderer_options.empty()) r["renderer_options"] = s.render.renderer_options;
   if (s.render.renderer_memory_mib) r["renderer_memory_mib"] = s.render.renderer_memory_mib;
   if (s.render.renderer_seconds) r["renderer_seconds"] = s.render.renderer_seconds;
@@ -177,6 +178,11 @@ JobSubmission parse_submission(const std::string& text_in) {
     s.render.seed = number<uint64_t>(r, "seed", 0, UINT64_MAX);
     s.render.noise_threshold = number<float>(r, "noise_threshold", 0.0f, 1.0f);
     s.render.min_samples = number<int>(r, "min_samples", 0, rt::k_max_spp);
+    s.render.passes = text(r, "passes", 256);
+    if (s.render.passes) {
+      std::string error;
+      if (!rt::parse_pass_list(*s.render.passes, error)) bad("passes", error);
+    }
     s.render.renderer_options = text(r, "renderer_options", 4096).value_or("");
     s.render.renderer_memory_mib =
         number<uint64_t>(r, "renderer_memory_mib", 64, k_max_renderer_memory_mib).value_or(0);

@@ -181,7 +181,10 @@ proto::Result Worker::result_of(RenderOutput& out) const {
   r.attempt = out.task.attempt;
   r.rect = out.task.rect;
   r.encoding = m_job.pixel_encoding;
-  std::vector<uint8_t> raw = proto::encode_pixels(out.rgba.data(), out.rgba.size() / 4, m_job.pixel_encoding);
+  const size_t pixels = out.rgba.size() / 4;
+  const int pass_floats = pixels ? static_cast<int>(out.passes.size() / pixels) : 0;
+  std::vector<uint8_t> raw =
+      proto::encode_pixels(out.rgba.data(), pixels, m_job.pixel_encoding, out.passes.data(), pass_floats);
   r.raw_size = raw.size();
   if (m_job.compression == proto::Compression::zstd) {
     r.compression = proto::Compression::zstd;

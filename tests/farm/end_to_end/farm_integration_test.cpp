@@ -3,12 +3,15 @@
 // late joiners or garbage on the wire.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <random>
 #include <regex>
 #include <zmq.hpp>
+
+#include <OpenImageIO/imageio.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +28,17 @@ namespace fs = std::filesystem;
 using test_process::Child;
 
 using namespace farm_fixture;
+
+namespace {
+
+// The channels an image file holds, as OpenImageIO (and so `oiiotool --info`) lists them.
+std::vector<std::string> exr_channel_names(const std::string& path) {
+  auto in = OIIO::ImageInput::open(path);
+  if (!in) return {};
+  return in->spec().channelnames;
+}
+
+}  // namespace
 
 TEST_CASE("farm: local render is byte-identical to single for block sizes 4..64 and 1..3 workers" * doctest::test_suite("slow")) {
   Fixture f("farm_identical");
@@ -83,7 +97,53 @@ TEST_CASE("farm: with adaptive sampling (pixels stopping at their own noise) far
                           60) == 2);
   std::ifstream pov_log(bad + ".pov.log");
   const std::string said((std::istreambuf_iterator<char>(pov_log)), std::istreambuf_iterator<char>());
-  CHECK_MESSAGE(said.find("--noise-threshold and --min-samples are the farm's own renderer's") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("--min-samples and --passes are the farm's own renderer's") != std::string::npos, said);
+}
+
+TEST_CASE("farm: with passes farm render writes single's multi-layer EXR byte for byte") {
+  Fixture f("farm_passes", 16);
+  // Adaptive sampling too: the sample-count pass then differs from pixel to pixel.
+  const std::vector<std::string> settings{"--passes", "all", "--noise-threshold", "0.05", "--min-samples", "4"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), settings.begin(), settings.end());
+    return args;
+  };
+  const std::string single = f.path("single.exr");
+  REQUIRE(test_process::run(with({k_farm, "single", f.scene, "-o", single, "--threads", "1"}), single + ".log", 120) == 0);
+  const std::vector<std::string> channels = exr_channel_names(single);
+  CHECK(channels.size() == 18);
+  for (const char* name : {"ViewLayer.Combined.R", "ViewLayer.Combined.A", "ViewLayer.Denoising Albedo.B",
+                           "ViewLayer.Normal.Z", "ViewLayer.Depth.Z", "ViewLayer.Position.X", "ViewLayer.IndexOB.X",
+                           "ViewLayer.IndexMA.X", "ViewLayer.Debug Sample Count.X", "ViewLayer.Variance.X"}) {
+    CAPTURE(name);
+    CHECK(std::find(channels.begin(), channels.end(), name) != channels.end());
+  }
+  for (int block : {4, 13, 64}) {
+    for (int workers : block == 13 ? std::vector<int>{1, 2} : std::vector<int>{2}) {
+      CAPTURE(block);
+      CAPTURE(workers);
+      const std::string out = f.path("farm_" + std::to_string(block) + "_" + std::to_string(workers) + ".exr");
+      REQUIRE(test_process::run(with({k_farm, "render", f.scene, "-o", out, "--policy", "fixed", "--block",
+                                      std::to_string(block), "--workers", std::to_string(workers), "--threads", "1"}),
+                                out + ".log", 120) == 0);
+      CHECK(test_process::same_file(out, single));
+    }
+  }
+  // An 8-bit output holds the image only: the passes are not rendered, and the log says so.
+  const std::string png = f.path("passes.png");
+  REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", png, "--passes", "albedo", "--workers", "1", "--threads",
+                             "1"},
+                            png + ".log", 120) == 0);
+  CHECK(test_process::same_file(png, f.reference));
+  std::ifstream png_log(png + ".log");
+  const std::string said((std::istreambuf_iterator<char>(png_log)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(said.find("the passes (albedo) are not rendered") != std::string::npos, said);
+  // An unknown pass is refused before any work, naming it.
+  const std::string bad = f.path("bad.exr");
+  CHECK(test_process::run({k_farm, "single", f.scene, "-o", bad, "--passes", "albedo,glow"}, bad + ".log", 60) == 2);
+  std::ifstream bad_log(bad + ".log");
+  const std::string refused((std::istreambuf_iterator<char>(bad_log)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(refused.find("unknown pass 'glow'") != std::string::npos, refused);
 }
 
 TEST_CASE("farm: the factoring policy, with and without its preview, is byte-identical to single") {

@@ -99,9 +99,9 @@ TEST_CASE("protocol: every message type round-trips") {
   CHECK_FALSE(w.settings == expected);  // the renderer kind differs
   expected.renderer_kind = RendererKind::povray;
   CHECK(w.settings == expected);
-  // Adaptive sampling's settings since 6, the renderer kind since 5, requests riding on results since 4,
+  // Passes since 7, adaptive sampling's settings since 6, the renderer kind since 5, requests riding on results since 4,
   // BlockFailed since 3, typed render settings since 2: older peers are refused at Hello.
-  CHECK(k_protocol_version == 6);
+  CHECK(k_protocol_version == 7);
 }
 
 TEST_CASE("protocol: truncated messages are errors, or (when only padding was cut) the same message") {
@@ -228,6 +228,16 @@ TEST_CASE("protocol: a refused Welcome says it was a Welcome and names the value
   CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: min_samples -1 out of range (0 to 65536)");
   w.settings.min_samples = 0;
   w.settings.noise_threshold = 0;
+  // Passes travel (since protocol 7); a bit naming no pass is refused.
+  w.settings.passes = rt::k_all_passes;
+  bytes = encode(w);
+  Decoded with_passes = decode(bytes.data(), bytes.size());
+  REQUIRE(with_passes.message);
+  CHECK(std::get<Welcome>(*with_passes.message).settings.passes == rt::k_all_passes);
+  w.settings.passes = rt::k_all_passes + 1;
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: passes name an unknown pass (bits 256)");
+  w.settings.passes = 0;
   w.settings.renderer_kind = RendererKind::blender;
   w.settings.max_depth = 65;
   // Other refused messages are named too; bytes that are no message at all have no type.

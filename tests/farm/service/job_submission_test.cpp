@@ -23,6 +23,7 @@ JobSubmission sample() {
   s.render.spp = 64;
   s.render.noise_threshold = 0.05f;
   s.render.min_samples = 8;
+  s.render.passes = "albedo,normal";
   return s;
 }
 
@@ -56,6 +57,19 @@ TEST_CASE("submission: adaptive sampling's threshold and first check travel to t
   const size_t at = text.find(key);
   REQUIRE(at != std::string::npos);
   CHECK(error_of(text.replace(at, key.size(), "\"noise_threshold\":3")).find("'noise_threshold'") != std::string::npos);
+}
+
+TEST_CASE("submission: the passes travel to the service, and an unknown one is refused naming it") {
+  const JobSubmission back = parse_submission(submission_json(sample()));
+  REQUIRE(back.render.passes);
+  CHECK(*back.render.passes == "albedo,normal");
+  std::string text = submission_json(sample());
+  const std::string key = "\"passes\":\"albedo,normal\"";
+  const size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  const std::string error = error_of(text.replace(at, key.size(), "\"passes\":\"albedo,shadows\""));
+  CHECK_MESSAGE(error.find("'passes'") != std::string::npos, error);
+  CHECK_MESSAGE(error.find("unknown pass 'shadows'") != std::string::npos, error);
 }
 
 TEST_SUITE_END();

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Issue 41's check that the farm's multi-layer EXR is one Blender and oiiotool read as such.
+
+    python3 tools/blender/check_passes_exr.py --farm build/farm/farm
+
+Renders scenes/cornell.toml small with every pass and adaptive sampling on, by `farm single` and by
+`farm render` (2 workers, blocks of 13): the two files must be byte-identical. Then
+`oiiotool --info -v` must list the 18 channels, and `blender -b` must open the file as one layer,
+ViewLayer, whose Image node (the compositor's) offers every pass as an output: Combined, Alpha,
+Denoising Albedo, Normal, Depth, Position, IndexOB, IndexMA, Debug Sample Count, Variance (what a
+denoise node tree is wired from: docs/passes.md).
+
+Exit 0 if all passed, 1 if not, 77 (printing "skipped: ...") without blender or oiiotool.
+"""
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+EXPECTED_CHANNELS = (
+    ["ViewLayer.Combined." + c for c in "RGBA"]
+    + ["ViewLayer.Denoising Albedo." + c for c in "RGB"]
+    + ["ViewLayer.Normal." + c for c in "XYZ"]
+    + ["ViewLayer.Depth.Z"]
+    + ["ViewLayer.Position." + c for c in "XYZ"]
+    + ["ViewLayer.IndexOB.X", "ViewLayer.IndexMA.X", "ViewLayer.Debug Sample Count.X", "ViewLayer.Variance.X"]
+)
+EXPECTED_OUTPUTS = ["Combined", "Alpha", "Denoising Albedo", "Normal", "Depth", "Position", "IndexOB", "IndexMA",
+                    "Debug Sample Count", "Variance"]
+
+# Run inside Blender: the compositor's Image node for the file, and its outputs.
+BLENDER_SCRIPT = """
+import bpy, sys
+image = bpy.data.images.load(sys.argv[sys.argv.index('--') + 1])
+scene = bpy.context.scene
+scene.use_nodes = True
+node = scene.node_tree.nodes.new('CompositorNodeImage')
+node.image = image
+print('FARM-LAYER', node.layer)
+print('FARM-OUTPUTS', '|'.join(o.name for o in node.outputs if o.enabled))
+"""
+
+
+def run(args, log):
+    with open(log, "w") as out:
+        return subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=240).returncode
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--farm", required=True)
+    args = ap.parse_args()
+    for tool in ("blender", "oiiotool"):
+        if not shutil.which(tool):
+            print(f"skipped: {tool} is not installed")
+            return 77
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="farm_passes_") as tmp:
+        scene = os.path.join(ROOT, "scenes", "cornell.toml")
+        common = ["--width", "64", "--height", "48", "--spp", "16", "--passes", "all", "--noise-threshold", "0.05",
+                  "--threads", "1"]
+        single, farm = os.path.join(tmp, "single.exr"), os.path.join(tmp, "farm.exr")
+        if run([args.farm, "single", scene, "-o", single] + common, single + ".log") != 0:
+            print(open(single + ".log").read())
+            return 1
+        if run([args.farm, "render", scene, "-o", farm, "--workers", "2", "--policy", "fixed", "--block", "13"] + common,
+               farm + ".log") != 0:
+            print(open(farm + ".log").read())
+            return 1
+        if not filecmp.cmp(single, farm, shallow=False):
+            failures.append("farm render's EXR differs from farm single's")
+        info = subprocess.run(["oiiotool", "--info", "-v", single], capture_output=True, text=True).stdout
+        listed = next((line.split(":", 1)[1] for line in info.splitlines() if "channel list:" in line), "")
+        channels = [c.strip() for c in listed.split(",") if c.strip()]
+        if sorted(channels) != sorted(EXPECTED_CHANNELS):
+            failures.append(f"oiiotool lists channels {channels}, expected {EXPECTED_CHANNELS}")
+        script = os.path.join(tmp, "open_exr.py")
+        with open(script, "w") as f:
+            f.write(BLENDER_SCRIPT)
+        said = subprocess.run(["blender", "-b", "--factory-startup", "--python", script, "--", single],
+                              capture_output=True, text=True, timeout=240).stdout
+        layer = next((line.split(" ", 1)[1] for line in said.splitlines() if line.startswith("FARM-LAYER ")), None)
+        outputs = next((line.split(" ", 1)[1].split("|") for line in said.splitlines()
+                        if line.startswith("FARM-OUTPUTS ")), [])
+        if layer != "ViewLayer":
+            failures.append(f"Blender reads layer {layer!r}, expected 'ViewLayer'\n{said}")
+        missing = [o for o in EXPECTED_OUTPUTS if o not in outputs]
+        if missing:
+            failures.append(f"Blender's Image node lacks the outputs {missing} (it has {outputs})")
+        else:
+            print(f"Blender opens it as layer {layer} with outputs: {', '.join(outputs)}")
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print(f"ok: farm == single ({len(EXPECTED_CHANNELS)} channels), oiiotool and Blender read every pass")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
