@@ -71,6 +71,15 @@ def parse_args():
                    help="pixel filter, as our [render] filter (default blackman-harris, ours and Cycles')")
     p.add_argument("--filter-width", type=float, default=None,
                    help="our filter_width: the whole support in pixels (default 3 for blackman-harris, 1 for box)")
+    p.add_argument("--adaptive-threshold", type=float, default=0.0,
+                   help="Cycles' adaptive sampling noise threshold (its default is 0.01); 0 = adaptive "
+                        "sampling off (the default here: --spp samples in every pixel). With it, --spp is "
+                        "the most samples a pixel takes")
+    p.add_argument("--adaptive-min-samples", type=int, default=0,
+                   help="with --adaptive-threshold: Cycles' adaptive_min_samples (0 = automatic, its default)")
+    p.add_argument("--sample-count-out",
+                   help="also write a multilayer EXR with Cycles' Debug Sample Count pass (samples each "
+                        "pixel took) to this file; enabling the pass may cost time, so not for timed runs")
     args = p.parse_args(argv)
     if args.filter_width is None:
         args.filter_width = 3.0 if args.filter == "blackman-harris" else 1.0
@@ -276,7 +285,12 @@ def configure(scene):
     c = scene.cycles
     c.device = "CPU"
     c.samples = ARGS.spp
-    c.use_adaptive_sampling = False
+    c.use_adaptive_sampling = ARGS.adaptive_threshold > 0
+    if ARGS.adaptive_threshold > 0:
+        c.adaptive_threshold = ARGS.adaptive_threshold
+        c.adaptive_min_samples = ARGS.adaptive_min_samples
+    if ARGS.sample_count_out:
+        scene.view_layers[0].cycles.pass_debug_sample_count = True
     c.use_denoising = False
     c.seed, c.use_animated_seed = ARGS.seed, False
     bounces = max(0, ARGS.max_depth + ARGS.bounces_offset)
@@ -368,14 +382,21 @@ def main():
     finished = next((t for t, x in reversed(events) if "| Finished" in x), None)
     sample_seconds = finished - first_sample if first_sample is not None and finished is not None else None
     bpy.data.images["Render Result"].save_render(ARGS.out, scene=scene)
+    if ARGS.sample_count_out:
+        scene.render.image_settings.file_format = "OPEN_EXR_MULTILAYER"
+        bpy.data.images["Render Result"].save_render(ARGS.sample_count_out, scene=scene)
     print(f"cycles_render: {ARGS.out} {ARGS.width}x{ARGS.height} {ARGS.spp} spp, "
-          f"{scene.cycles.max_bounces} bounces, render {seconds:.3f} s"
+          f"{scene.cycles.max_bounces} bounces"
+          + (f", adaptive threshold {ARGS.adaptive_threshold:g}" if ARGS.adaptive_threshold > 0 else "")
+          + f", render {seconds:.3f} s"
           + (f" (path tracing {sample_seconds:.3f} s)" if sample_seconds is not None else ""), flush=True)
     if ARGS.time_out:
         with open(ARGS.time_out, "w") as f:
             json.dump({"render_seconds": seconds, "sample_seconds": sample_seconds,
                        "setup_seconds": first_sample,
                        "seed": ARGS.seed, "threads": ARGS.threads,
+                       "adaptive_threshold": ARGS.adaptive_threshold if ARGS.adaptive_threshold > 0 else None,
+                       "adaptive_min_samples": ARGS.adaptive_min_samples if ARGS.adaptive_threshold > 0 else None,
                        "blender": bpy.app.version_string, "bounces": scene.cycles.max_bounces}, f)
 
 
