@@ -15,6 +15,21 @@ def luminance(img):
     return img @ compare_images.REC709
 
 
+def image_error(r, ref):
+    """r (a render's meta) with its error against its renderer's reference `ref` (analyse's refs[who])
+    added: raw MSE, MSE and RMSE with the reference's noise subtracted, the share of that noise."""
+    img = compare_images.read_rgb(r["exr"])
+    mse_raw = float(np.mean((img - ref["img"]) ** 2))
+    mse = mse_raw - ref["var"]
+    return dict(r, mse_raw=mse_raw, rmse_raw=math.sqrt(mse_raw),
+                # A corrected MSE at or below zero means the reference is too noisy
+                # for this spp: no estimate (the ratio is then not reported).
+                mse=mse if mse > 0 else float("nan"),
+                rmse=math.sqrt(mse) if mse > 0 else float("nan"),
+                ref_share=ref["var"] / mse_raw if mse_raw > 0 else float("nan"),
+                mean_lum=float(luminance(img).mean()))
+
+
 def analyse(case, renders, test_spps):
     """renders[(kind, spp)] -> {'ours': r, 'cycles': r}; kind 'test' or 'half1'/'half2'.
     Returns per-renderer reference stats, the rows (one per test spp) and the cross-check."""
@@ -46,19 +61,10 @@ def analyse(case, renders, test_spps):
         row = {"spp": spp}
         for who in ("ours", "cycles"):
             r = renders[("test", spp)][who]
-            img = compare_images.read_rgb(r["exr"])
-            mse_raw = float(np.mean((img - refs[who]["img"]) ** 2))
-            mse = mse_raw - refs[who]["var"]
-            row[who] = dict(r, mse_raw=mse_raw, rmse_raw=math.sqrt(mse_raw),
-                            # A corrected MSE at or below zero means the reference is too noisy
-                            # for this spp: no estimate (the ratio is then not reported).
-                            mse=mse if mse > 0 else float("nan"),
-                            rmse=math.sqrt(mse) if mse > 0 else float("nan"),
-                            ref_share=refs[who]["var"] / mse_raw if mse_raw > 0 else float("nan"),
-                            mean_lum=float(luminance(img).mean()))
+            row[who] = image_error(r, refs[who])
             t = r["seconds"]
             row[who]["eff"] = 1.0 / (row[who]["mse"] * t) if t > 0 else float("nan")
-            row[who]["eff_raw"] = 1.0 / (mse_raw * t) if t > 0 and mse_raw > 0 else float("nan")
+            row[who]["eff_raw"] = 1.0 / (row[who]["mse_raw"] * t) if t > 0 and row[who]["mse_raw"] > 0 else float("nan")
             if who == "cycles" and r.get("pt_seconds"):
                 row[who]["eff_pt"] = 1.0 / (row[who]["mse"] * r["pt_seconds"])
         row["ratio"] = row["ours"]["eff"] / row["cycles"]["eff"]

@@ -49,29 +49,49 @@ def prepare_scene(case, work, write=True):
     return scene, info
 
 
-def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1):
-    """Renders one image with each renderer, `repeat` times keeping the fastest time; returns
-    {'ours': {...}, 'cycles': {...}}. The repeats alternate between the renderers (ours, Cycles,
-    ours, ...) so that a slow spell of the machine hits both alike."""
+def asset_args(scene, work):
+    """--assets for the folders our wrapper scene (in the work folder) refers to outside it: farm
+    single reads a mesh or glTF only under the scene file's folder or an --assets folder."""
+    d = os.path.dirname(os.path.abspath(scene))
+    return [] if d == os.path.abspath(work) else ["--assets", d]
+
+
+def render_command(who, case, scene, spp, seed, tag, args, work, extra=()):
+    """The command for one image and its files: {'exr', 'js', 'meta', 'cmd'}. `extra` is appended
+    (e.g. ours' --noise-threshold, Cycles' --adaptive-threshold)."""
     name = case["name"]
     c = dict(case, spp=spp)
-    jobs = {}
-    for who in ("ours", "cycles"):
-        exr = os.path.join(work, f"{name}_{who}_{tag}.exr")
-        js = os.path.join(work, f"{name}_{who}_{tag}.json")
-        meta = os.path.join(work, f"{name}_{who}_{tag}.meta.json")
-        if who == "ours":
-            wrapper = os.path.join(work, f"{name}_scene.toml")
+    exr = os.path.join(work, f"{name}_{who}_{tag}.exr")
+    js = os.path.join(work, f"{name}_{who}_{tag}.json")
+    meta = os.path.join(work, f"{name}_{who}_{tag}.meta.json")
+    if who == "ours":
+        wrapper = os.path.join(work, f"{name}_scene.toml")
+        text = cycles_compare.wrapper_scene(c, scene)
+        if not os.path.exists(wrapper) or open(wrapper).read() != text:
             with open(wrapper, "w") as f:
-                f.write(cycles_compare.wrapper_scene(c, scene))
-            fields = {k: c[k] for k in ("width", "height", "spp", "max_depth", "threads")}
-            fields.update(farm=shlex.quote(args.farm), scene=shlex.quote(wrapper), out=shlex.quote(exr),
-                          stats=shlex.quote(js))
-            cmd = shlex.split(c["ours_command"].format(**fields)) + ["--seed", str(seed)] + \
-                [str(a) for a in c["ours_args"]]
-        else:
-            cmd = cycles_compare.blender_command(c, scene, exr, js) + ["--seed", str(seed)]
-        jobs[who] = {"exr": exr, "js": js, "meta": meta, "cmd": cmd, "times": [], "first": None}
+                f.write(text)
+        fields = {k: c[k] for k in ("width", "height", "spp", "max_depth", "threads")}
+        fields.update(farm=shlex.quote(args.farm), scene=shlex.quote(wrapper), out=shlex.quote(exr),
+                      stats=shlex.quote(js))
+        cmd = shlex.split(c["ours_command"].format(**fields)) + ["--seed", str(seed)] + \
+            asset_args(scene, work) + [str(a) for a in c["ours_args"]]
+    else:
+        cmd = cycles_compare.blender_command(c, scene, exr, js) + ["--seed", str(seed)]
+    return {"exr": exr, "js": js, "meta": meta, "cmd": cmd + [str(a) for a in extra]}
+
+
+def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1, extra=None, whos=("ours", "cycles")):
+    """Renders one image with each renderer, `repeat` times keeping the fastest time; returns
+    {'ours': {...}, 'cycles': {...}}. The repeats alternate between the renderers (ours, Cycles,
+    ours, ...) so that a slow spell of the machine hits both alike. `tag` names the files (a str,
+    or a dict per renderer); `extra` is a dict per renderer of arguments appended to its command;
+    `whos` the renderers to run (both by default)."""
+    name = case["name"]
+    jobs = {}
+    for who in whos:
+        t = tag[who] if isinstance(tag, dict) else tag
+        jobs[who] = dict(render_command(who, case, scene, spp, seed, t, args, work, (extra or {}).get(who, ())),
+                         times=[], first=None)
     out = {}
     if args.reanalyze:
         for who, j in jobs.items():
@@ -112,7 +132,8 @@ def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1):
         r["seconds_all"] = [t["seconds"] for t in times]
         if who == "cycles":
             r["pt_seconds_all"] = [t["pt_seconds"] for t in times]
-        r.update(exr=j["exr"], spp=spp, seed=seed, cmd=shlex.join(j["cmd"]).replace(ROOT + os.sep, ""))  # from ROOT
+        r.update(exr=j["exr"], spp=spp, seed=seed, cmd=shlex.join(j["cmd"]).replace(ROOT + os.sep, ""),  # from ROOT
+                 extra=[str(a) for a in (extra or {}).get(who, ())])
         with open(j["meta"], "w") as f:
             json.dump(r, f)
         out[who] = r
