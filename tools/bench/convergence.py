@@ -13,6 +13,20 @@ other (mean luminance, RMSE) to catch a bias that per-renderer RMSEs cannot see.
         [--only NAME ...] [--spp 4,16,64] [--ref-spp 1024] [--size WxH] [--quick]
         [--out-md results/bench_convergence.md] [--reanalyze]
 
+--adaptive (issue 41 item 5) measures equal-quality time instead, with adaptive sampling on both
+sides: the fixed-spp series of both renderers (default 4,16,64,256) plus ours at several
+--noise-threshold values and Cycles at several adaptive_threshold values (automatic min samples),
+all at most --max-spp samples per pixel (default: the reference spp); each image's RMSE against
+its own renderer's fixed reference; for a few target RMSEs each renderer's time to reach it
+(log-log interpolation over its measured points, fixed, adaptive and the better of the two) and the
+ratio Cycles / ours, with Cycles' render call and its path tracing alone; and where each adaptive
+render stopped its pixels (untimed extra renders, tools/bench/convergence_samples.py). Report:
+results/bench_convergence_adaptive.md (+ .csv, _points.csv, plots in the folder of that name).
+
+    /usr/bin/python3 tools/bench/convergence.py --adaptive --farm /tmp/conv/farm
+        [--thresholds-ours 0.1,0.05,0.03,0.02] [--thresholds-cycles 0.1,0.05,0.02,0.01]
+        [--max-spp N] [--targets 0.02,0.01] [--no-sample-counts] (and the options above)
+
 Writes the markdown report, a CSV next to it (same name, .csv) and per scene a side-by-side PNG at
 16 spp (ours | Cycles | our reference | Cycles' reference) and an RMSE-vs-time plot into a folder
 next to it (same name, no extension). EXRs, generated scenes, per-render JSON and logs go to the
@@ -37,7 +51,9 @@ from compare import cycles_compare  # noqa: E402  (DEFAULTS, rel)
 from bench.convergence_figures import rmse_plot, side_by_side  # noqa: E402
 from bench.convergence_metrics import analyse  # noqa: E402
 from bench.convergence_render import REF_SEEDS, TEST_SEED, RenderError, prepare_scene, render_pair  # noqa: E402
-from bench.convergence_report import fmt, git_info, markdown, summary, write_csv  # noqa: E402
+from bench.convergence_report import fmt, git_info, summary  # noqa: E402
+from bench import convergence_adaptive_report, convergence_report  # noqa: E402
+from bench.convergence_adaptive import run_scene_adaptive  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,6 +77,15 @@ def parse_spp_list(text):
         return sorted(set(v))
     except (ValueError, AssertionError):
         raise argparse.ArgumentTypeError(f"--spp wants a comma-separated list of positive integers, got {text!r}")
+
+
+def parse_float_list(text):
+    try:
+        v = [float(x) for x in text.split(",") if x.strip()]
+        assert v and all(x > 0 for x in v)
+        return v
+    except (ValueError, AssertionError):
+        raise argparse.ArgumentTypeError(f"want a comma-separated list of positive numbers, got {text!r}")
 
 
 def run_scene(case, args):
@@ -115,6 +140,20 @@ def main():
                    help="markdown appended to the report (observations); '' for none")
     p.add_argument("--reanalyze", action="store_true",
                    help="do not render: recompute metrics, figures and report from the work folder's files")
+    a = p.add_argument_group("--adaptive: equal-quality time with adaptive sampling (issue 41 item 5)")
+    a.add_argument("--adaptive", action="store_true",
+                   help="fixed and adaptive series of both renderers, equal-quality times (default report "
+                        "results/bench_convergence_adaptive.md; fixed spp default 4,16,64,256)")
+    a.add_argument("--thresholds-ours", type=parse_float_list, default=[0.1, 0.05, 0.03, 0.02],
+                   help="our --noise-threshold values (default 0.1,0.05,0.03,0.02)")
+    a.add_argument("--thresholds-cycles", type=parse_float_list, default=[0.1, 0.05, 0.02, 0.01],
+                   help="Cycles' adaptive_threshold values (default 0.1,0.05,0.02,0.01; 0.01 is its default)")
+    a.add_argument("--max-spp", type=int, help="most samples per pixel of the adaptive renders (default: --ref-spp)")
+    a.add_argument("--targets", type=parse_float_list,
+                   help="target RMSEs (default: round values that every series of both renderers reaches, per scene)")
+    a.add_argument("--target-count", type=int, default=3, help="how many targets to pick per scene (default 3)")
+    a.add_argument("--no-sample-counts", dest="sample_counts", action="store_false",
+                   help="skip the untimed renders that find how many samples each pixel took")
     argv = sys.argv[1:]
     args = p.parse_args()
     if args.quick:
@@ -122,14 +161,20 @@ def main():
         args.ref_spp = args.ref_spp or 16
         args.size = args.size or (64, 64)
         args.repeat = args.repeat or 1
+    if args.adaptive:
+        args.spp = args.spp or [4, 16, 64, 256]
+        if args.notes == p.get_default("notes"):
+            args.notes = os.path.join(HERE, "convergence_adaptive_notes.md")
     args.spp = args.spp or [4, 16, 64]
     args.repeat = max(1, args.repeat or 3)
     args.ref_spp = args.ref_spp or 1024
     if args.ref_spp < 2 or args.ref_spp % 2:
         p.error("--ref-spp must be even (the reference is two halves)")
-    args.work_dir = os.path.abspath(args.work_dir or rel("build/bench_convergence" + ("_quick" if args.quick else "")))
-    args.out_md = os.path.abspath(args.out_md or (os.path.join(args.work_dir, "bench_convergence.md") if args.quick
-                                                  else rel("results/bench_convergence.md")))
+    args.max_spp = args.max_spp or args.ref_spp
+    stem = "bench_convergence" + ("_adaptive" if args.adaptive else "")
+    args.work_dir = os.path.abspath(args.work_dir or rel(f"build/{stem}" + ("_quick" if args.quick else "")))
+    args.out_md = os.path.abspath(args.out_md or (os.path.join(args.work_dir, f"{stem}.md") if args.quick
+                                                  else rel(f"results/{stem}.md")))
     base = os.path.splitext(args.out_md)[0]
     args.out_csv, args.out_dir = base + ".csv", base
     if args.quick and args.notes == p.get_default("notes"):
@@ -198,11 +243,22 @@ def main():
             continue
         print(f"scene {name} ({case['width']}x{case['height']}) ...", flush=True)
         try:
-            res = run_scene(case, args)
+            res = (run_scene_adaptive if args.adaptive else run_scene)(case, args)
         except (RenderError, OSError, ValueError, KeyError) as e:
             msg = str(e).replace("\n", " ")
             print(f"FAILED {name}: {msg}", file=sys.stderr, flush=True)
             failed.append((name, msg))
+            continue
+        if args.adaptive:
+            for r in res["rows"]:
+                print(f"  {r['series']:>8} " + ", ".join(
+                    f"{w} {r[w]['label']}: {r[w]['seconds']:.3f} s RMSE {fmt(r[w]['rmse'], '.5f')}"
+                    + (f" ({r[w]['counts']['mean']:.1f} spp)" if r[w].get("counts") else "")
+                    for w in ("ours", "cycles") if r.get(w)), flush=True)
+            for row in res["table"]:
+                print(f"  RMSE {row['target']:g}: Cycles/ours {fmt(row['ratios'][('seconds', 'best')] or float('nan'), '.2f')}"
+                      f" (PT {fmt(row['ratios'][('pt_seconds', 'best')] or float('nan'), '.2f')})", flush=True)
+            results.append(res)
             continue
         for r in res["rows"]:
             print(f"  {r['spp']:>5} spp: RMSE ours {fmt(r['ours']['rmse'], '.5f')} Cycles {fmt(r['cycles']['rmse'], '.5f')}"
@@ -219,9 +275,10 @@ def main():
                                                       "blender_version", "farm_source", "farm_sha", "farm_run",
                                                       "repeat")}
                       | {"argv": argv}, f)
+    report = convergence_adaptive_report if args.adaptive else convergence_report
     with open(args.out_md, "w") as f:
-        f.write(markdown(results, skipped, failed, args, argv))
-    write_csv(results, args.out_csv)
+        f.write(report.markdown(results, skipped, failed, args, argv))
+    report.write_csv(results, args.out_csv)
     print(f"wrote {args.out_md}, {args.out_csv} and {args.out_dir}/")
     return 1 if failed else 0
 

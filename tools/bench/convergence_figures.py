@@ -53,3 +53,74 @@ def rmse_plot(name, rows, png):
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)
+
+
+def adaptive_plot(name, rows, targets, png):
+    """RMSE against time for --adaptive: each renderer's fixed-spp and adaptive series (Cycles with
+    its render-call time and, hollow and thinner, its path-tracing time), and the target RMSEs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.2, 5.2))
+    styles = (("ours", "seconds", "fixed", "ours, fixed spp", dict(color="C0", marker="o", ls="-")),
+              ("ours", "seconds", "adaptive", "ours, adaptive", dict(color="C0", marker="^", ls="--")),
+              ("cycles", "seconds", "fixed", "Cycles, fixed spp (render call)", dict(color="C3", marker="s", ls="-")),
+              ("cycles", "seconds", "adaptive", "Cycles, adaptive (render call)", dict(color="C3", marker="v", ls="--")),
+              ("cycles", "pt_seconds", "fixed", "Cycles, fixed spp (path tracing)",
+               dict(color="C1", marker="s", ls="-", mfc="none", lw=0.9)),
+              ("cycles", "pt_seconds", "adaptive", "Cycles, adaptive (path tracing)",
+               dict(color="C1", marker="v", ls="--", mfc="none", lw=0.9)))
+    for who, key, series, label, style in styles:
+        pts = [(r[who].get(key), r[who]["rmse"], r[who]["label"]) for r in rows if r["series"] == series and r.get(who)]
+        pts = sorted(p for p in pts if p[0] and p[0] > 0 and math.isfinite(p[1]))
+        if not pts:
+            continue
+        ax.loglog([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
+        if key == "seconds":
+            for t, e, lab in pts:
+                ax.annotate(lab, (t, e), textcoords="offset points", xytext=(4, 3), fontsize=6.5,
+                            color=style["color"])
+    for t in targets:
+        ax.axhline(t, color="0.6", lw=0.7, ls=":")
+        ax.annotate(f"target {t:g}", (0.99, t), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                    fontsize=7, color="0.4")
+    ax.set_xlabel("time (s): ours render phase; Cycles render call or path tracing")
+    ax.set_ylabel("RMSE vs own reference (linear)")
+    ax.set_title(f"{name}: lower-left is better (labels: spp, or threshold t/max spp)", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+def sample_count_maps(name, maps, png):
+    """maps: [(title, counts 2D)] for ours' and then Cycles' adaptive settings: log2 of the samples
+    each pixel took, one colour scale for all."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    if not maps:
+        return
+    cols = max(len([m for m in maps if m[0].startswith("ours")]), len([m for m in maps if not m[0].startswith("ours")]))
+    rows = [[m for m in maps if m[0].startswith("ours")], [m for m in maps if not m[0].startswith("ours")]]
+    lo = min(float(np.log2(max(c.min(), 1))) for _, c in maps)
+    hi = max(float(np.log2(c.max())) for _, c in maps)
+    fig, axes = plt.subplots(2, cols, figsize=(2.6 * cols + 0.8, 5.8), squeeze=False)
+    im = None
+    for r, row in enumerate(rows):
+        for k in range(cols):
+            ax = axes[r][k]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if k >= len(row):
+                ax.axis("off")
+                continue
+            title, c = row[k]
+            im = ax.imshow(np.log2(np.maximum(c, 1)), vmin=lo, vmax=hi, cmap="viridis", interpolation="nearest")
+            ax.set_title(f"{title}\nmean {c.mean():.0f} spp", fontsize=8)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="log2(samples taken)")
+    fig.suptitle(f"{name}: samples per pixel, top ours, bottom Cycles", fontsize=10)
+    fig.savefig(png, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,129 @@
+"""Where adaptive sampling stops, for tools/bench/convergence.py --adaptive: the number of samples
+each pixel took, per renderer and threshold, and where the remaining error is. Imported by
+convergence.py.
+
+- Cycles: an extra, untimed render of each adaptive setting with its Debug Sample Count pass
+  (tools/compare/cycles_render.py --sample-count-out; the pass holds count / max samples). Its
+  image is compared with the timed render's (they should be identical).
+- Ours has no sample-count pass. Every number of a pixel's sample i is a pure function of (seed,
+  pixel, i, max spp, slot) and the pixel is the plain mean of its samples, so a pixel that stopped
+  after n samples holds exactly the mean of the first n samples of the max-spp sequence. That
+  prefix is rendered directly: `--noise-threshold 1 --min-samples n --spp MAX` stops every pixel at
+  its first check, n (checked: its camera rays are n per pixel). A pixel of an adaptive render
+  whose value equals the n-prefix's bit for bit, for the smallest such n among the checkpoints
+  (min_samples, then each doubling), stopped at n; one that matches none ran to MAX.
+"""
+import json
+import math
+import os
+
+import numpy as np
+
+from bench.convergence_render import render_command
+from compare import compare_images  # read_rgb
+from compare import cycles_compare  # run
+
+BINS = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+
+
+def ours_auto_min(max_spp):
+    """Ours' automatic min_samples: the power of two at or above sqrt(max spp), at least 4
+    (docs/cli.md --min-samples)."""
+    p = 4
+    while p * p < max_spp:
+        p *= 2
+    return p
+
+
+def ours_checkpoints(max_spp, min_samples=0):
+    n = min_samples or ours_auto_min(max_spp)
+    out = []
+    while n < max_spp:
+        out.append(n)
+        n *= 2
+    return out
+
+
+def render_ours_prefixes(case, scene, max_spp, seed, args, work, log):
+    """Renders (or, with --reanalyze, finds) the n-sample prefixes; returns {n: exr} and the
+    checkpoints whose render was not a pure prefix (some pixel went on)."""
+    out, impure = {}, []
+    w, h = case["width"], case["height"]
+    for n in ours_checkpoints(max_spp):
+        j = render_command("ours", case, scene, max_spp, seed, f"prefix{n}_max{max_spp}", args, work,
+                           ["--noise-threshold", "1", "--min-samples", str(n)])
+        if not args.reanalyze:
+            for p in (j["exr"], j["js"]):
+                if os.path.exists(p):
+                    os.remove(p)
+            cycles_compare.run(j["cmd"], log)
+        with open(j["js"]) as f:
+            cam = json.load(f).get("rays", {}).get("camera")
+        if cam != n * w * h:
+            impure.append(n)
+        out[n] = j["exr"]
+    return out, impure
+
+
+def ours_counts(exr, prefixes, max_spp):
+    img = compare_images.read_rgb(exr)
+    counts = np.zeros(img.shape[:2], dtype=np.int64)
+    for n in sorted(prefixes):
+        p = compare_images.read_rgb(prefixes[n])
+        m = np.all(p == img, axis=2) & (counts == 0)
+        counts[m] = n
+    counts[counts == 0] = max_spp
+    return counts
+
+
+def render_cycles_counts(case, scene, max_spp, seed, threshold, args, work, log, timed_exr):
+    """An untimed Cycles render of one adaptive setting with the sample-count pass; returns the
+    per-pixel counts and whether its image equals the timed render's."""
+    import OpenImageIO as oiio
+    tag = f"samples_at{threshold:g}_max{max_spp}"
+    counts_exr = os.path.join(work, f"{case['name']}_cycles_{tag}_passes.exr")
+    j = render_command("cycles", case, scene, max_spp, seed, tag, args, work,
+                       ["--adaptive-threshold", f"{threshold:g}", "--sample-count-out", counts_exr])
+    if not args.reanalyze:
+        for p in (j["exr"], j["js"], counts_exr):
+            if os.path.exists(p):
+                os.remove(p)
+        cycles_compare.run(j["cmd"], log)
+    inp = oiio.ImageInput.open(counts_exr)
+    if inp is None:
+        raise OSError(f"cannot read {counts_exr}: {oiio.geterror()}")
+    names = list(inp.spec().channelnames)
+    px = inp.read_image("float")
+    inp.close()
+    k = next(i for i, n in enumerate(names) if "Sample Count" in n)
+    counts = np.rint(px[..., k] * max_spp).astype(np.int64)
+    same = bool(np.array_equal(compare_images.read_rgb(j["exr"]), compare_images.read_rgb(timed_exr)))
+    return counts, same
+
+
+def count_stats(counts, max_spp):
+    c = counts.astype(np.float64)
+    lo = int(counts.min())
+    return {"mean": float(c.mean()), "p10": float(np.percentile(c, 10)), "p50": float(np.percentile(c, 50)),
+            "p90": float(np.percentile(c, 90)), "min": lo, "max": int(counts.max()),
+            "share_at_min": float(np.mean(counts == lo)), "share_at_max": float(np.mean(counts >= max_spp))}
+
+
+def error_by_count(img_exr, counts, halves):
+    """Where the error is: per sample-count bin (upper edges BINS), the share of pixels, of samples
+    and of the image's squared error against the reference (the mean of the halves; the
+    reference's own noise, estimated per pixel as (A - B)^2 / 4, subtracted), and the bin's RMSE."""
+    a, b = (compare_images.read_rgb(p) for p in halves)
+    ref = (a + b) / 2
+    img = compare_images.read_rgb(img_exr)
+    se = np.mean((img - ref) ** 2, axis=2) - np.mean((a - b) ** 2, axis=2) / 4
+    total_se, total_n = float(se.sum()), float(counts.sum())
+    out, lower = [], 0
+    for upper in BINS:
+        m = (counts > lower) & (counts <= upper)
+        if m.any():
+            out.append({"bin": (lower, upper), "pixels": float(m.mean()), "samples": float(counts[m].sum() / total_n),
+                        "error": float(se[m].sum() / total_se) if total_se > 0 else float("nan"),
+                        "rmse": math.sqrt(max(float(se[m].mean()), 0.0))})
+        lower = upper
+    return out
