@@ -34,7 +34,7 @@ TEST_CASE("scene parser: unknown keys are errors with the nearest valid key") {
   CHECK(error_of("[render]\nwidht = 5\n") == "x.toml:2:1: unknown key 'widht' in [render]; did you mean 'width'?");
   CHECK(error_of("[render]\n  spp = 4\n  zzzzzz = 1\n") ==
         "x.toml:3:3: unknown key 'zzzzzz' in [render]; valid keys: width, height, spp, integrator, max_depth, "
-        "seed, frames, ambient, max_sample_value, filter, filter_width, noise_threshold, min_samples");
+        "seed, frames, ambient, max_sample_value, filter, filter_width, noise_threshold, min_samples, passes");
   CHECK(error_of("[render]\nnoise_threshold = 2\n").find("'noise_threshold'") != std::string::npos);
   CHECK(error_of("[render]\nmin_samples = -1\n").find("'min_samples'") != std::string::npos);
   CHECK(error_of("[rendr]\n") == "x.toml:1:2: unknown key 'rendr' in the top level; did you mean 'render'?");
