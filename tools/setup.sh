@@ -30,6 +30,7 @@ test_packages=(
   doctest-dev                       # unit tests
   chromium curl                     # the live view's and the service's pages, checked in a real (headless) browser and over HTTP
   python3-matplotlib                # plots
+  python3-openimageio python3-numpy  # channel-by-channel checks of multi-layer EXRs (tools/blender/check_passes_exr.py)
   embree-tools                      # Embree's viewer/pathtracer for the benchmark
   clang-14 libclang-rt-14-dev       # libFuzzer targets (tools/fuzz.sh)
   openssh-server openssh-client iproute2  # ssh cluster tests: real sshd hosts (tools/cluster/ssh_hosts.py)

@@ -10,7 +10,7 @@
 # prints a line per sample, which nobody reads.
 #
 # Arguments after "--": --expect PATH (the .blend the farm meant: Blender goes on with its
-# default scene when a file cannot be read), --pixels linear|display8, --threads N and the
+# default scene when a file cannot be read), --pixels linear|display8|layers, --threads N and the
 # overrides --width, --height, --samples, --camera (absent: the .blend's own).
 import json
 import os
@@ -101,6 +101,10 @@ def info(scene):
         "files": files,
         "problems": problems,
         "whole_frame": whole_frame_settings(scene),
+        # The .blend's own output format, before set_up changes it: the farm then writes every
+        # view layer's every pass into one multi-layer EXR, as Blender would.
+        "multilayer": r.image_settings.file_format == "OPEN_EXR_MULTILAYER",
+        "view_layer": bpy.context.view_layer.name,
     }
 
 
@@ -116,7 +120,10 @@ def set_up(scene, args):
     r.use_sequencer = False
     r.dither_intensity = 0           # dithering noise depends on the position in the written block
     r.use_persistent_data = True     # the scene is synced once, not per block
-    r.use_single_layer = True        # the active view layer, as one image
+    layers = args.get("pixels", "linear") == "layers"
+    if not layers:
+        r.use_single_layer = True    # the active view layer, as one image
+    # (pixels=layers keeps the .blend's own choice: every view layer that renders, or the active one.)
     r.threads_mode = "FIXED"
     r.threads = max(1, int(args.get("threads", "1")))
     if "width" in args or "height" in args:
@@ -128,7 +135,12 @@ def set_up(scene, args):
     if args.get("camera"):
         scene.camera = bpy.data.objects[args["camera"]]
     settings = r.image_settings
-    if args.get("pixels", "linear") == "display8":
+    if layers:
+        # Every pass of every view layer that renders, with Blender's own names.
+        settings.file_format = "OPEN_EXR_MULTILAYER"
+        settings.color_depth = "32"
+        settings.exr_codec = "NONE"
+    elif args.get("pixels", "linear") == "display8":
         # Blender's own view transform, look and exposure into 8-bit values (as its PNG output).
         settings.file_format = "PNG"
         settings.color_mode = "RGB"

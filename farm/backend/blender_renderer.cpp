@@ -40,8 +40,17 @@ int whole_number(const std::string& word, const std::string& text) {
   return static_cast<int>(v);
 }
 
+const char* pixels_word(BlenderPixels p) {
+  switch (p) {
+    case BlenderPixels::display8: return "display8";
+    case BlenderPixels::layers: return "layers";
+    case BlenderPixels::linear: break;
+  }
+  return "linear";
+}
+
 std::vector<std::string> bridge_args(const BlenderSettings& s) {
-  std::vector<std::string> args = {"--pixels", s.job.pixels == BlenderPixels::display8 ? "display8" : "linear",
+  std::vector<std::string> args = {"--pixels", pixels_word(s.job.pixels),
                                    "--threads", std::to_string(std::max(1, s.threads)),
                                    "--width", std::to_string(s.width),
                                    "--height", std::to_string(s.height),
@@ -78,6 +87,8 @@ BlenderSceneInfo blender_scene_info(const std::string& scene_path, const Rendere
     }
     info.problems = j.at("problems").get<std::vector<std::string>>();
     info.whole_frame = j.at("whole_frame").get<std::vector<std::string>>();
+    info.multilayer = j.at("multilayer").get<bool>();
+    info.view_layer = j.at("view_layer").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("blender's bridge answered info in an unexpected form: ") + e.what());
   }
@@ -85,7 +96,7 @@ BlenderSceneInfo blender_scene_info(const std::string& scene_path, const Rendere
 }
 
 std::vector<std::string> blender_option_words(const BlenderJobOptions& o) {
-  return {std::string("pixels=") + (o.pixels == BlenderPixels::display8 ? "display8" : "linear"),
+  return {std::string("pixels=") + pixels_word(o.pixels),
           "frame_start=" + std::to_string(o.frame_start), "frame_step=" + std::to_string(o.frame_step)};
 }
 
@@ -94,15 +105,15 @@ BlenderJobOptions parse_blender_options(const std::vector<std::string>& words) {
   for (const std::string& w : words) {
     const size_t eq = w.find('=');
     const std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
-    if (key == "pixels" && (value == "linear" || value == "display8")) {
-      o.pixels = value == "linear" ? BlenderPixels::linear : BlenderPixels::display8;
+    if (key == "pixels" && (value == "linear" || value == "display8" || value == "layers")) {
+      o.pixels = value == "linear" ? BlenderPixels::linear : value == "display8" ? BlenderPixels::display8 : BlenderPixels::layers;
     } else if (key == "frame_start") {
       o.frame_start = whole_number(w, value);
     } else if (key == "frame_step") {
       o.frame_step = whole_number(w, value);
       if (o.frame_step < 1) throw std::invalid_argument("Blender option '" + w + "': the frame step is at least 1");
     } else {
-      throw std::invalid_argument("'" + w + "' is not a Blender job option (pixels=linear|display8, frame_start=N, frame_step=N)");
+      throw std::invalid_argument("'" + w + "' is not a Blender job option (pixels=linear|display8|layers, frame_start=N, frame_step=N)");
     }
   }
   return o;
@@ -113,7 +124,7 @@ std::unique_ptr<BlenderProcess> start_blender(const BlenderSettings& s) {
 }
 
 void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame, int x, int y, int width, int height,
-                    float* rgba) {
+                    float* rgba, float* carried) {
   const bool display8 = s.job.pixels == BlenderPixels::display8;
   const std::string file = (fs::path(process.scratch()) / ("block-" + std::to_string(g_block_counter++) +
                                                           (display8 ? ".png" : ".exr")))
@@ -157,10 +168,81 @@ void blender_render(BlenderProcess& process, const BlenderSettings& s, int frame
   if (!in->read_image(0, 0, 0, channels, OIIO::TypeDesc::FLOAT, floats.data())) {
     throw std::runtime_error("cannot read Blender's block image: " + in->geterror());
   }
+  if (s.job.pixels == BlenderPixels::layers) {
+    // Each channel the job carries, found by its name in the block's file (OpenEXR keeps its own order).
+    if (s.channels.size() < 3 || spec.channelnames.size() != s.channels.size())
+      throw std::runtime_error("Blender wrote a block of " + std::to_string(spec.channelnames.size()) +
+                               " channels, the job carries " + std::to_string(s.channels.size()));
+    std::vector<size_t> at(s.channels.size());
+    for (size_t k = 0; k < s.channels.size(); ++k) {
+      auto found = std::find(spec.channelnames.begin(), spec.channelnames.end(), s.channels[k]);
+      if (found == spec.channelnames.end()) throw std::runtime_error("Blender's block has no channel '" + s.channels[k] + "'");
+      at[k] = static_cast<size_t>(found - spec.channelnames.begin());
+    }
+    // The alpha of the colour's layer, for the farm's RGBA (the tile map): its ".A" beside ".R".
+    const std::string alpha = s.channels[0].substr(0, s.channels[0].size() - 1) + "A";
+    auto alpha_at = std::find(s.channels.begin(), s.channels.end(), alpha);
+    const size_t carried_floats = s.channels.size() - 3;
+    for (size_t i = 0; i < pixels; ++i) {
+      const float* p = &floats[i * channels];
+      for (int c = 0; c < 3; ++c) rgba[4 * i + c] = p[at[c]];
+      rgba[4 * i + 3] = alpha_at == s.channels.end() ? 1.0f : p[at[alpha_at - s.channels.begin()]];
+      if (carried) {
+        for (size_t k = 0; k < carried_floats; ++k) carried[i * carried_floats + k] = p[at[3 + k]];
+      }
+    }
+    return;
+  }
   for (size_t i = 0; i < pixels; ++i) {
     for (int c = 0; c < 3; ++c) rgba[4 * i + c] = floats[i * channels + c];
     rgba[4 * i + 3] = channels >= 4 ? floats[i * channels + 3] : 1.0f;
   }
+}
+
+BlenderOutput blender_output(const BlenderSettings& s, const std::string& view_layer) {
+  std::unique_ptr<BlenderProcess> process = start_blender(s);
+  const std::string file = (fs::path(process->scratch()) / "channels.exr").string();
+  struct Remove {
+    std::string path;
+    ~Remove() { ::unlink(path.c_str()); }
+  } remove{file};
+  const std::string reply = process->request("render " + std::to_string(s.job.frame_start) + " 0 0 1 1 " + file);
+  if (reply != "ok") {
+    throw std::runtime_error("Blender did not render the pixel that tells its channels: " +
+                             (reply.rfind("error ", 0) == 0 ? reply.substr(6) : reply));
+  }
+  auto in = OIIO::ImageInput::open(file);
+  if (!in) throw std::runtime_error("cannot read the channels Blender writes: " + OIIO::geterror());
+  const OIIO::ImageSpec& spec = in->spec();
+  const std::vector<std::string> written = spec.channelnames;
+  BlenderOutput out;
+  for (const OIIO::ParamValue& p : spec.extra_attribs) {
+    if (p.name().string().rfind("cryptomatte/", 0) == 0 && p.type() == OIIO::TypeDesc::STRING)
+      out.attributes.emplace_back(p.name().string(), p.get_string());
+  }
+  // The colour: the active view layer's Combined R, G, B, else the first layer's that has one.
+  auto r = std::find(written.begin(), written.end(), view_layer + ".Combined.R");
+  if (r == written.end()) {
+    r = std::find_if(written.begin(), written.end(), [](const std::string& n) {
+      return n.size() > 11 && n.compare(n.size() - 11, 11, ".Combined.R") == 0;
+    });
+  }
+  if (r == written.end()) throw rt::SceneError(s.scene_path + ": no view layer writes a Combined pass");
+  const std::string layer = r->substr(0, r->size() - 2);
+  std::vector<std::string> channels = {layer + ".R", layer + ".G", layer + ".B"};
+  for (const std::string& c : {channels[1], channels[2]}) {
+    if (std::find(written.begin(), written.end(), c) == written.end())
+      throw rt::SceneError(s.scene_path + ": its Combined pass has no channel '" + c + "'");
+  }
+  for (const std::string& name : written) {
+    if (std::find(channels.begin(), channels.end(), name) != channels.end()) continue;
+    if (name.find('|') != std::string::npos)
+      throw rt::SceneError(s.scene_path + ": the channel '" + name + "' has a '|' in its name, which the farm's job "
+                           "identity uses between names; rename the view layer or pass");
+    channels.push_back(name);
+  }
+  out.channels = std::move(channels);
+  return out;
 }
 
 BlenderRenderer::BlenderRenderer(BlenderSettings settings) : m_settings(std::move(settings)) {
@@ -169,7 +251,13 @@ BlenderRenderer::BlenderRenderer(BlenderSettings settings) : m_settings(std::mov
 
 BlenderRenderer::~BlenderRenderer() = default;
 
-uint64_t BlenderRenderer::render(const Block& b, float* rgba, float* /*passes: none, pass_floats() is 0*/) {
+int BlenderRenderer::carried_floats() const {
+  return m_settings.job.pixels == BlenderPixels::layers && m_settings.channels.size() > 3
+             ? static_cast<int>(m_settings.channels.size() - 3)
+             : 0;
+}
+
+uint64_t BlenderRenderer::render(const Block& b, float* rgba, float* carried) {
   std::unique_ptr<BlenderProcess> process;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -192,7 +280,7 @@ uint64_t BlenderRenderer::render(const Block& b, float* rgba, float* /*passes: n
                      r.m_busy.end());
     }
   } unlist{*this, process.get()};
-  blender_render(*process, m_settings, b.frame, b.x, b.y, b.width, b.height, rgba);  // a dead one is dropped here
+  blender_render(*process, m_settings, b.frame, b.x, b.y, b.width, b.height, rgba, carried);  // a dead one is dropped here
   std::lock_guard<std::mutex> lock(m_mutex);
   m_busy.erase(std::remove_if(m_busy.begin(), m_busy.end(), [&](const auto& e) { return e.second == process.get(); }),
                m_busy.end());

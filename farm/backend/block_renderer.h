@@ -13,14 +13,14 @@ class BlockRenderer {
  public:
   virtual ~BlockRenderer() = default;
   // Renders `block` into `rgba`: block.width x block.height pixels, 4 linear floats each, rows
-  // from the top; and, when pass_floats() > 0, the job's passes into `passes` (that many floats
-  // per pixel, scene/passes.h). Called from several of the worker's render threads at once.
-  // Returns the rays traced, or 0 where the renderer does not say. Throws std::runtime_error on
-  // failure.
-  virtual uint64_t render(const Block& block, float* rgba, float* passes) = 0;
-  // Floats of passes per pixel this renderer writes: the farm's own renderer writes the job's;
-  // the others none (a job asking them for passes is refused: job_spec.cpp).
-  virtual int pass_floats() const { return 0; }
+  // from the top; and, when carried_floats() > 0, the rest of a multi-layer output's channels
+  // into `carried` (that many floats per pixel, in proto::JobSettings::channels' order). Called
+  // from several of the worker's render threads at once. Returns the rays traced, or 0 where the
+  // renderer does not say. Throws std::runtime_error on failure.
+  virtual uint64_t render(const Block& block, float* rgba, float* carried) = 0;
+  // Floats per pixel this renderer writes into `carried`: proto::carried_floats of the job (our
+  // renderer's passes, a multi-layer .blend's channels); 0 for a job whose output is the colour.
+  virtual int carried_floats() const { return 0; }
   // Stops a render of `block` in progress on another thread (its render() then throws), or every
   // render in progress: the result is no longer wanted (another worker committed the block, the
   // job ended). For renderers run as processes, so that one that hangs costs only its block; the

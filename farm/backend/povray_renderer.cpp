@@ -322,7 +322,7 @@ PovrayRenderer::PovrayRenderer(PovraySettings settings) : m_settings(std::move(s
   m_seconds_per_block = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-uint64_t PovrayRenderer::render(const Block& b, float* rgba, float* /*passes: none, pass_floats() is 0*/) {
+uint64_t PovrayRenderer::render(const Block& b, float* rgba, float* /*carried: none, carried_floats() is 0*/) {
   povray_render(m_settings, b.frame, b.x, b.y, b.width, b.height, rgba, &m_running);
   return 0;
 }

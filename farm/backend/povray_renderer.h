@@ -82,7 +82,7 @@ class PovrayRenderer : public BlockRenderer {
  public:
   // Parses the scene once (a 4x4 region) so that a bad scene fails the load, not every block.
   explicit PovrayRenderer(PovraySettings settings);
-  uint64_t render(const Block& block, float* rgba, float* passes) override;
+  uint64_t render(const Block& block, float* rgba, float* carried) override;
   void interrupt(const Block& block) override;
   void interrupt_all() override;
   double seconds_per_block() const override { return m_seconds_per_block; }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "backend/native_renderer.h"
 #include "backend/blender_process.h"
 #include "backend/blender_renderer.h"
 #include "backend/povray_renderer.h"
@@ -35,6 +36,7 @@
 #include "render/render.h"
 #include "world/scene.h"
 #include "costs/cost_map_render.h"
+#include "job/job_settings.h"
 
 namespace farm {
 
@@ -49,22 +51,27 @@ void allocate_frame(std::vector<float>& framebuffer, int width, int height) {
                   "float RGBA");
 }
 
-// Writes a frame: the beauty alone, or with the scene's passes (`passes`, pass_channel_count
-// floats per pixel) one multi-layer EXR (load_scene_desc keeps passes only for EXR outputs).
-void write_frame(const std::string& path, const rt::RenderSettings& s, const std::vector<float>& rgba,
-                 const std::vector<float>& passes) {
-  if (!s.passes) return rt::write_image(path, s.width, s.height, rgba.data());
-  const std::vector<std::string> names = rt::layered_channel_names(s.passes);
-  const size_t k = static_cast<size_t>(rt::pass_channel_count(s.passes)), stride = names.size();
-  const size_t pixels = static_cast<size_t>(s.width) * s.height;
+// The channels of the job's output file (proto::JobSettings::channels: the colour's R, G, B,
+// then those each pixel carries after them); empty for the colour alone.
+std::vector<std::string> output_channels(const SingleOptions& o, const rt::SceneDesc& desc) {
+  return job_settings(desc, std::nullopt, o.render.scene_path, o.render.renderer_options).channels;
+}
+
+// Writes a frame: the colour alone, or with `channels` one multi-layer EXR of the colour's R, G,
+// B and the `carried` floats (channels.size() - 3 per pixel) after them, as the farm's master does.
+void write_frame(const std::string& path, int width, int height, const rt::SceneDesc& desc,
+                 const std::vector<std::string>& channels, const std::vector<float>& rgba,
+                 const std::vector<float>& carried) {
+  if (channels.empty()) return rt::write_image(path, width, height, rgba.data());
+  const size_t stride = channels.size(), k = stride - 3, pixels = static_cast<size_t>(width) * height;
   std::vector<float> layered;
-  allocate_filled(layered, pixels * stride, 0.0f, "the " + image_size_text(s.width, s.height) + " frame with its passes",
+  allocate_filled(layered, pixels * stride, 0.0f, "the " + image_size_text(width, height) + " frame's channels",
                   "float channels");
   for (size_t i = 0; i < pixels; ++i) {
-    std::copy_n(&rgba[4 * i], 4, &layered[stride * i]);
-    std::copy_n(&passes[k * i], k, &layered[stride * i + 4]);
+    std::copy_n(&rgba[4 * i], 3, &layered[stride * i]);
+    std::copy_n(&carried[k * i], k, &layered[stride * i + 3]);
   }
-  rt::write_exr_channels(path, s.width, s.height, layered.data(), names);
+  rt::write_exr_channels(path, width, height, layered.data(), channels, desc.output_attributes);
 }
 
 // Ctrl-C or SIGTERM while `single` runs: every renderer process it started is ended (their
@@ -111,11 +118,16 @@ int stopped_by_signal() {
 double render_frames(const SingleOptions& o, const rt::Scene& scene, const std::vector<int>& frames,
                      std::vector<float>& framebuffer, CostMap* costs, rt::RayCounts& rays) {
   const rt::RenderSettings& s = scene.desc.settings;
-  std::vector<float> passes;
-  if (s.passes) {
-    allocate_filled(passes, static_cast<size_t>(s.width) * s.height * rt::pass_channel_count(s.passes), 0.0f,
-                    "the " + image_size_text(s.width, s.height) + " frame's passes", "float channels");
+  const size_t pixels = static_cast<size_t>(s.width) * s.height;
+  const int k = rt::pass_channel_count(s.passes);
+  std::vector<float> passes, carried;
+  if (k) {
+    allocate_filled(passes, pixels * k, 0.0f, "the " + image_size_text(s.width, s.height) + " frame's passes",
+                    "float channels");
+    allocate_filled(carried, pixels * (k + 1), 0.0f, "the " + image_size_text(s.width, s.height) + " frame's channels",
+                    "float channels");
   }
+  const std::vector<std::string> channels = output_channels(o, scene.desc);
   double render_seconds = 0;
   for (size_t i = 0; i < frames.size(); ++i) {
     const auto t0 = Clock::now();
@@ -128,7 +140,8 @@ double render_frames(const SingleOptions& o, const rt::Scene& scene, const std::
     }
     render_seconds += seconds(t0, Clock::now());
     std::string out = output_path_for_frame(o.render.output_path, frames[i], frames.size() > 1);
-    write_frame(out, s, framebuffer, passes);
+    if (k) carry_alpha_and_passes(framebuffer.data(), passes.data(), k, pixels, carried.data());
+    write_frame(out, s.width, s.height, scene.desc, channels, framebuffer, carried);
     spdlog::info("wrote {}", out);
   }
   return render_seconds;
@@ -167,7 +180,8 @@ void check_outputs_writable(const SingleOptions& o, const std::vector<int>& fram
 }
 
 // A whole frame of another renderer's scene, into linear float RGBA of the job's size.
-using FrameRenderer = std::function<void(int frame, float* rgba)>;
+// Renders a frame into RGBA and, for a multi-layer output, its other channels into `carried`.
+using FrameRenderer = std::function<void(int frame, float* rgba, float* carried)>;
 
 // A scene of another renderer (.pov, .blend): that renderer renders each whole frame itself, as
 // it would run by hand with the same settings; this is the image the farm's blocks must equal.
@@ -198,9 +212,14 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     spdlog::error("{}", error_text(e));
     return exit_code(run_status_of(e));  // a bad scene or option; a renderer that cannot start
   }
-  std::vector<float> framebuffer;
+  std::vector<float> framebuffer, carried;
+  const std::vector<std::string> channels = output_channels(o, desc);
   try {
     allocate_frame(framebuffer, width, height);
+    if (!channels.empty()) {
+      allocate_filled(carried, static_cast<size_t>(width) * height * (channels.size() - 3), 0.0f,
+                      "the " + image_size_text(width, height) + " frame's channels", "float channels");
+    }
   } catch (const OutOfMemory& e) {
     spdlog::error("{}", e.what());
     return k_exit_failure;
@@ -208,7 +227,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
   for (int frame : frames) {
     const auto t0 = Clock::now();
     try {
-      render_frame(frame, framebuffer.data());
+      render_frame(frame, framebuffer.data(), carried.empty() ? nullptr : carried.data());
     } catch (const rt::SceneError& e) {
       if (stop_watch.stopped()) return stopped();
       spdlog::error("{}", e.what());
@@ -222,7 +241,7 @@ int run_single_backend(const SingleOptions& o, const rt::SceneDesc& desc, const 
     report.render_seconds += seconds(t0, Clock::now());
     const std::string out = output_path_for_frame(o.render.output_path, frame, frames.size() > 1);
     try {
-      rt::write_image(out, width, height, framebuffer.data());
+      write_frame(out, width, height, desc, channels, framebuffer, carried);
       spdlog::info("wrote {}", out);
     } catch (const std::exception& e) {
       spdlog::error("{}", error_text(e));
@@ -261,7 +280,7 @@ FrameRenderer povray_frame_renderer(const SingleOptions& o, const rt::SceneDesc&
   p.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
   p.readable = o.render.asset_dirs;
   name = povray_version();
-  return [p](int frame, float* rgba) { povray_render(p, frame, 0, 0, p.width, p.height, rgba); };
+  return [p](int frame, float* rgba, float*) { povray_render(p, frame, 0, 0, p.width, p.height, rgba); };
 }
 
 // One Blender renders every frame whole with `threads` Cycles threads, through the same bridge
@@ -274,11 +293,14 @@ FrameRenderer blender_frame_renderer(const SingleOptions& o, const rt::SceneDesc
   b.samples = desc.settings.spp;
   b.camera = o.render.camera;
   b.job = parse_blender_options(desc.backend_options);
+  b.channels = desc.output_channels;
   b.threads = threads;
   b.limits = {o.render.renderer_memory_mib, o.render.renderer_seconds};
   name = blender_version();
   std::shared_ptr<BlenderProcess> process = start_blender(b);
-  return [b, process](int frame, float* rgba) { blender_render(*process, b, frame, 0, 0, b.width, b.height, rgba); };
+  return [b, process](int frame, float* rgba, float* carried) {
+    blender_render(*process, b, frame, 0, 0, b.width, b.height, rgba, carried);
+  };
 }
 
 }  // namespace

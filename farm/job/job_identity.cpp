@@ -1,5 +1,6 @@
 #include "job/job_identity.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <sstream>
@@ -53,11 +54,11 @@ Status identity_image(const std::string& identity, IdentityImage& image) {
       for (std::string f; std::getline(list, f, ',');) {
         if (!whole_number(f, frames.emplace_back())) return incomplete;
       }
-    } else if (line.rfind("passes=", 0) == 0) {
-      std::string error;
-      std::optional<rt::PassSet> set = rt::parse_pass_list(line.substr(7), error);
-      if (!set) return Status::error("the job's identity: " + error);
-      image.passes = *set;
+    } else if (line.rfind("channels=", 0) == 0) {
+      image.channels = 1 + static_cast<int>(std::count(line.begin(), line.end(), '|'));
+      if (image.channels < 3 || static_cast<size_t>(image.channels) > proto::k_max_output_channels)
+        return Status::error("the job's identity names " + std::to_string(image.channels) + " channels (3 to " +
+                             std::to_string(proto::k_max_output_channels) + ")");
     } else if (line == "pixels=srgb8" || line == "pixels=float32") {
       have_pixels = true;
       image.encoding = line == "pixels=srgb8" ? proto::PixelEncoding::srgb8 : proto::PixelEncoding::float32;

@@ -31,9 +31,9 @@ struct IdentityImage {
   int width = 0, height = 0;
   std::vector<int> frames;
   proto::PixelEncoding encoding = proto::PixelEncoding::float32;
-  rt::PassSet passes = 0;  // its "passes=" line's; none without one
-  // Floats of passes each pixel carries after its colour (float32 only: pixel_codec.h).
-  int pass_floats() const { return encoding == proto::PixelEncoding::float32 ? rt::pass_channel_count(passes) : 0; }
+  int channels = 0;  // its "channels=" line's count: a multi-layer output's channels; 0 without one
+  // Floats each pixel carries after its colour (float32 only: pixel_codec.h).
+  int pass_floats() const { return encoding == proto::PixelEncoding::float32 && channels > 3 ? channels - 3 : 0; }
 };
 
 // The one reader of a journal's identity, for `farm journal` and --resume alike: ok with `image`

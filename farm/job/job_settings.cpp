@@ -20,6 +20,7 @@ proto::JobSettings job_settings(const rt::RenderSettings& s, const std::optional
   j.noise_threshold = s.noise_threshold;
   j.min_samples = s.min_samples;
   j.passes = s.passes;
+  if (s.passes) j.channels = rt::layered_channel_names(s.passes);  // the alpha, then the passes
   return j;
 }
 
@@ -36,6 +37,7 @@ proto::JobSettings job_settings(const rt::SceneDesc& desc, const std::optional<s
       j.renderer_kind = proto::RendererKind::blender;
       j.renderer = blender_version();
       j.renderer_options = desc.backend_options;
+      j.channels = desc.output_channels;
       break;
     case SceneKind::native:
       j.renderer_kind = proto::RendererKind::native;
@@ -81,7 +83,14 @@ std::vector<std::string> job_settings_lines(const proto::JobSettings& j) {
     lines.push_back(std::string("noise_threshold=") + threshold);
     lines.push_back("min_samples=" + std::to_string(j.min_samples));
   }
-  if (j.passes) lines.push_back("passes=" + rt::pass_list_text(j.passes));  // likewise only when asked for
+  // Likewise only when asked for. The channels' names, '|'-separated (a .blend's names never hold one:
+  // job_spec.cpp), give how many floats each block's pixels carry (identity_image).
+  if (j.passes) lines.push_back("passes=" + rt::pass_list_text(j.passes));
+  if (!j.channels.empty()) {
+    std::string joined;
+    for (const std::string& c : j.channels) joined += (joined.empty() ? "" : "|") + c;
+    lines.push_back("channels=" + joined);
+  }
   if (j.renderer) lines.push_back("renderer=" + *j.renderer);
   if (!j.renderer_options.empty()) {
     std::string joined;

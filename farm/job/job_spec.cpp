@@ -16,6 +16,7 @@
 #include "backend/whole_frame.h"
 #include "base/file_checks.h"
 #include "image/image_io.h"
+#include "protocol/protocol.h"
 #include "scene/asset_search.h"
 
 namespace farm {
@@ -64,8 +65,9 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
                                 "sampling reads neighbouring pixels, so the farm renders .blend scenes with it off "
                                 "(docs/blender.md)");
   if (o.passes)
-    throw std::invalid_argument("--passes is the farm's own renderer's: the farm does not yet assemble a .blend's "
-                                "passes, it writes its Combined image only (docs/blender.md)");
+    throw std::invalid_argument("--passes is the farm's own renderer's: a .blend's passes are those its view layers "
+                                "enable, written when its output format is OpenEXR MultiLayer and the output an .exr "
+                                "(docs/blender.md)");
   if (o.max_depth || o.integrator || o.seed || !o.renderer_options.empty()) {
     throw std::invalid_argument("--max-depth, --integrator, --seed and --renderer-options are not taken for a Blender "
                                 "scene: its settings come from the .blend (--width, --height, --spp, --frame and "
@@ -121,10 +123,14 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
   BlenderJobOptions job;
   job.frame_start = info.frame_start;
   job.frame_step = info.frame_step;
-  // 8-bit outputs hold Blender's own display values (its view transform); EXR its linear floats.
-  job.pixels = rt::image_format_for(o.output_path.empty() ? "x.exr" : o.output_path) == rt::ImageFormat::exr
-                   ? BlenderPixels::linear
-                   : BlenderPixels::display8;
+  // 8-bit outputs hold Blender's own display values (its view transform); EXR its linear floats,
+  // and every view layer's every pass when the .blend writes OpenEXR MultiLayer.
+  const bool exr = rt::image_format_for(o.output_path.empty() ? "x.exr" : o.output_path) == rt::ImageFormat::exr;
+  job.pixels = !exr ? BlenderPixels::display8 : info.multilayer ? BlenderPixels::layers : BlenderPixels::linear;
+  if (info.multilayer && !exr) {
+    spdlog::warn("{}: the .blend writes OpenEXR MultiLayer, but '{}' holds the Combined image only; write an .exr to "
+                 "have every pass", name, o.output_path);
+  }
   desc.backend_options = blender_option_words(job);
   // Every file Blender says it reads must be beside the .blend, where the workers' copies are
   // found through the same relative paths.
@@ -146,6 +152,25 @@ rt::SceneDesc blender_scene_desc(const RenderOptions& o, std::vector<std::string
     }
     if (std::find(desc.asset_files.begin(), desc.asset_files.end(), f.path) == desc.asset_files.end()) {
       desc.asset_files.push_back(f.path);
+    }
+  }
+  // The channels a multi-layer job carries: known only from what Blender writes (a pixel's render).
+  if (job.pixels == BlenderPixels::layers) {
+    BlenderSettings probe;
+    probe.scene_path = o.scene_path;
+    probe.width = s.width;
+    probe.height = s.height;
+    probe.samples = 1;  // the channels do not depend on the samples
+    probe.camera = camera;
+    probe.job = job;
+    probe.limits = {o.renderer_memory_mib, o.renderer_seconds};
+    BlenderOutput output = blender_output(probe, info.view_layer);
+    desc.output_channels = std::move(output.channels);
+    desc.output_attributes = std::move(output.attributes);
+    if (desc.output_channels.size() > proto::k_max_output_channels) {
+      throw rt::SceneError(name + ": its view layers write " + std::to_string(desc.output_channels.size()) +
+                           " channels; the farm carries at most " + std::to_string(proto::k_max_output_channels) +
+                           " (turn off the passes or view layers the compositing does not need)");
     }
   }
   return desc;

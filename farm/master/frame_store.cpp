@@ -11,16 +11,17 @@
 namespace farm {
 
 FrameStore::FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding,
-                       rt::PassSet passes)
+                       std::vector<std::string> channels, std::vector<std::pair<std::string, std::string>> attributes)
     : m_width(width),
       m_height(height),
       m_encoding(encoding),
-      m_passes(encoding == proto::PixelEncoding::float32 ? passes : 0),
-      m_pass_floats(rt::pass_channel_count(m_passes)),
-      m_bpp(proto::bytes_per_pixel(encoding, m_pass_floats)) {
+      m_channels(encoding == proto::PixelEncoding::float32 && channels.size() > 3 ? std::move(channels)
+                                                                                 : std::vector<std::string>{}),
+      m_attributes(std::move(attributes)),
+      m_bpp(proto::bytes_per_pixel(encoding, m_channels.empty() ? 0 : static_cast<int>(m_channels.size() - 3))) {
   const std::string kind = encoding == proto::PixelEncoding::srgb8 ? "8-bit sRGB RGB"
-                           : m_passes                             ? "float RGB and passes"
-                                                                  : "float RGB";
+                           : m_channels.empty()                   ? "float RGB"
+                                                                  : std::to_string(m_channels.size()) + " float channels";
   for (int f : frames) {
     const std::string what = frames.size() == 1 ? "the " + image_size_text(width, height) + " image being assembled"
                                                 : "frame " + std::to_string(f) + "'s " + image_size_text(width, height) +
@@ -43,7 +44,7 @@ std::vector<std::string> FrameStore::write_all(const std::string& output_path, b
     std::string path = output_path_for_frame(output_path, f, numbered);
     if (m_encoding == proto::PixelEncoding::srgb8) {
       rt::write_image_rgb8(path, m_width, m_height, data.data());
-    } else if (m_passes) {
+    } else if (!m_channels.empty()) {
       write_layered(path, data);
     } else {
       rt::write_image(path, m_width, m_height, rgba(f).data());
@@ -54,16 +55,12 @@ std::vector<std::string> FrameStore::write_all(const std::string& output_path, b
 }
 
 void FrameStore::write_layered(const std::string& path, const std::vector<uint8_t>& data) const {
-  const std::vector<std::string> names = rt::layered_channel_names(m_passes);
-  const size_t n = static_cast<size_t>(m_width) * m_height, stride = names.size(), k = m_pass_floats;
+  // A pixel on the wire is its channels' floats in their order: the file's layout already.
   std::vector<float> layered;
-  allocate_filled(layered, n * stride, 1.0f, "the " + image_size_text(m_width, m_height) + " frame with its passes (to write it)",
-                  "float channels");
-  for (size_t i = 0; i < n; ++i) {  // R, G, B, then A = 1 (as the beauty's), then the passes
-    std::memcpy(&layered[stride * i], &data[m_bpp * i], 12);
-    std::memcpy(&layered[stride * i + 4], &data[m_bpp * i + 12], 4 * k);
-  }
-  rt::write_exr_channels(path, m_width, m_height, layered.data(), names);
+  allocate_filled(layered, data.size() / sizeof(float), 0.0f,
+                  "the " + image_size_text(m_width, m_height) + " frame's channels (to write it)", "float channels");
+  std::memcpy(layered.data(), data.data(), layered.size() * sizeof(float));
+  rt::write_exr_channels(path, m_width, m_height, layered.data(), m_channels, m_attributes);
 }
 
 std::vector<float> FrameStore::rgba(int frame) const {

@@ -12,9 +12,11 @@ namespace farm {
 
 class FrameStore {
  public:
-  // `passes`: with float pixels, the passes each pixel carries after its colour (scene/passes.h).
+  // `channels`: with float pixels, a multi-layer output's channels (proto::JobSettings::channels):
+  // each pixel carries the floats of those past the colour's three after its colour.
+  // `attributes`: text the written files carry (rt::SceneDesc::output_attributes).
   FrameStore(int width, int height, const std::vector<int>& frames, proto::PixelEncoding encoding,
-             rt::PassSet passes = 0);
+             std::vector<std::string> channels = {}, std::vector<std::pair<std::string, std::string>> attributes = {});
 
   // Copies a decoded block (bytes_per_pixel(encoding, pass floats) per pixel, rows of the block)
   // in place.
@@ -31,8 +33,8 @@ class FrameStore {
   void write_layered(const std::string& path, const std::vector<uint8_t>& data) const;
   int m_width, m_height;
   proto::PixelEncoding m_encoding;
-  rt::PassSet m_passes;
-  int m_pass_floats;
+  std::vector<std::string> m_channels;
+  std::vector<std::pair<std::string, std::string>> m_attributes;
   size_t m_bpp;
   std::map<int, std::vector<uint8_t>> m_frames;
 };

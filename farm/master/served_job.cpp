@@ -115,7 +115,7 @@ RunStatus ServedJob::open(ServingEndpoint& endpoint) {
     }
     m_job = std::make_unique<JobController>(m_config, m_trace.get());
     m_store = std::make_unique<FrameStore>(m_desc.settings.width, m_desc.settings.height, m_frames, m_encoding,
-                                           m_settings.passes);
+                                           m_settings.channels, m_desc.output_attributes);
     JobJournalOptions j;
     j.enabled = m_o.journal;
     j.path = job_journal_path(m_o);

@@ -141,10 +141,8 @@ class ServedJob {
   std::vector<ManifestEntry> m_manifest;
   std::map<std::string, const ManifestEntry*> m_by_hash;
   proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
-  // Floats of passes each result's pixel carries after its colour (pixel_codec.h).
-  int pass_floats() const {
-    return m_encoding == proto::PixelEncoding::float32 ? rt::pass_channel_count(m_settings.passes) : 0;
-  }
+  // Floats each result's pixel carries after its colour (pixel_codec.h).
+  int pass_floats() const { return m_encoding == proto::PixelEncoding::float32 ? proto::carried_floats(m_settings) : 0; }
   proto::JobSettings m_settings;  // what every worker renders
   BackendDescriptor m_backend;    // its renderer, decided once from the scene
   JobIdentity m_job_identity;

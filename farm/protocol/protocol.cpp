@@ -55,12 +55,14 @@ std::pair<w::Body, Offset<void>> build(FlatBufferBuilder& b, const Message& m) {
             auto renderer = s.renderer ? b.CreateString(*s.renderer) : Offset<flatbuffers::String>();
             auto options = s.renderer_options.empty() ? Offset<flatbuffers::Vector<Offset<flatbuffers::String>>>()
                                                       : b.CreateVectorOfStrings(s.renderer_options);
+            auto channels = s.channels.empty() ? Offset<flatbuffers::Vector<Offset<flatbuffers::String>>>()
+                                               : b.CreateVectorOfStrings(s.channels);
             auto settings = w::CreateRenderSettings(b, s.width, s.height, s.spp, s.max_depth, s.seed,
                                                     s.integrator == rt::IntegratorKind::whitted ? w::Integrator::Whitted
                                                                                                 : w::Integrator::Path,
                                                     camera, renderer, options, s.renderer_memory_mib, s.renderer_seconds,
                                                     static_cast<w::Renderer>(s.renderer_kind), s.noise_threshold,
-                                                    s.min_samples, s.passes);
+                                                    s.min_samples, s.passes, channels);
             return {w::Body::Welcome,
                     w::CreateWelcome(b, x.protocol_version, x.job_id, scene, assets_v, x.heartbeat_ms, x.liveness,
                                      static_cast<w::PixelEncoding>(x.pixel_encoding),
@@ -226,6 +228,15 @@ class Reader {
                       ")"};
     s.passes = x->passes();
     if (s.passes & ~rt::k_all_passes) throw Malformed{"passes name an unknown pass (bits " + std::to_string(s.passes) + ")"};
+    if (const auto* channels = x->channels()) {
+      if (channels->size() > k_max_output_channels || channels->size() == 1 || channels->size() == 2)
+        throw Malformed{"an output of " + std::to_string(channels->size()) + " channels (3 to " +
+                        std::to_string(k_max_output_channels) + ")"};
+      for (const auto* c : *channels) {
+        if (!c || c->size() == 0 || c->size() > k_max_channel_name) throw Malformed{"a channel name empty or too long"};
+        s.channels.push_back(c->str());
+      }
+    }
     return s;
   }
 

@@ -67,17 +67,33 @@ struct JobSettings {
   // Adaptive sampling (since protocol 6; render/adaptive_sampling.h): 0 = off.
   float noise_threshold = 0;
   int min_samples = 0;
-  // Passes (since protocol 7; scene/passes.h): pass_channel_count(passes) floats per pixel after
-  // the colour's in a result (float32 encoding only).
+  // Passes (since protocol 7; scene/passes.h): what our renderer writes besides the colour.
   rt::PassSet passes = 0;
+  // A multi-layer output's channels by name, in the order a result carries them (since protocol
+  // 7): the colour's R, G and B first (a result's three colour floats), then every other, each a
+  // float after them in each pixel (float32 encoding only). Empty: the colour alone (RGBA, A = 1).
+  // Our renderer's passes: the beauty's alpha and the passes (rt::layered_channel_names); a
+  // multi-layer .blend's: every channel of every view layer Blender writes.
+  std::vector<std::string> channels;
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
            noise_threshold == o.noise_threshold && min_samples == o.min_samples && passes == o.passes &&
+           channels == o.channels &&
            integrator == o.integrator && camera == o.camera && renderer == o.renderer &&
            renderer_options == o.renderer_options && renderer_memory_mib == o.renderer_memory_mib &&
            renderer_seconds == o.renderer_seconds && renderer_kind == o.renderer_kind;
   }
 };
+
+// A multi-layer output's channels at most (the socket's message limit follows from it).
+constexpr size_t k_max_output_channels = 128;
+constexpr size_t k_max_channel_name = 256;
+
+// Floats each pixel of a result carries after its colour (R, G, B): those of `s.channels` past the
+// colour's three.
+inline int carried_floats(const JobSettings& s) {
+  return s.channels.size() > 3 ? static_cast<int>(s.channels.size() - 3) : 0;
+}
 
 struct Welcome {
   uint32_t protocol_version = k_protocol_version;

@@ -17,10 +17,10 @@ std::unique_ptr<zmq::socket_t> open_router_socket(zmq::context_t& ctx, const std
   socket->set(zmq::sockopt::router_mandatory, 1);  // unroutable sends fail loudly
   socket->set(zmq::sockopt::sndhwm, k_router_hwm);  // bounded memory for slow consumers
   socket->set(zmq::sockopt::rcvhwm, k_router_hwm);
-  // The largest legal inbound message is one result of the largest block (float RGB with every pass).
+  // The largest legal inbound message is one result of the largest block (float, every channel).
   const int64_t max_block_bytes =
       static_cast<int64_t>(max_block) * max_block *
-      proto::bytes_per_pixel(proto::PixelEncoding::float32, rt::pass_channel_count(rt::k_all_passes));
+      proto::bytes_per_pixel(proto::PixelEncoding::float32, static_cast<int>(proto::k_max_output_channels - 3));
   socket->set(zmq::sockopt::maxmsgsize, std::max<int64_t>(max_block_bytes + (1 << 20), 8 << 20));
   if (endpoint_wants_ipv6(bind)) socket->set(zmq::sockopt::ipv6, 1);  // else [::1] is "No such device"
   socket->bind(bind);

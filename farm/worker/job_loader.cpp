@@ -37,6 +37,9 @@ std::optional<JobRefusal> check_version(const std::string& renderer, std::string
 std::optional<JobRefusal> check_job_renderer(const proto::JobSettings& settings) {
   switch (scene_kind_of(settings)) {
     case SceneKind::native:
+      // Our renderer carries its passes (the alpha before them); any other channel list is not its.
+      if (settings.channels != (settings.passes ? rt::layered_channel_names(settings.passes) : std::vector<std::string>{}))
+        return JobRefusal{"the master sent channels that are not those of the job's passes", proto::ErrorCode::bad_message};
       return std::nullopt;
     case SceneKind::povray: {
       if (std::string why = renderer_refusal(); !why.empty()) return JobRefusal{why, proto::ErrorCode::internal};
@@ -68,7 +71,9 @@ std::optional<JobRefusal> check_job_renderer(const proto::JobSettings& settings)
       if (std::string why = renderer_refusal(); !why.empty()) return JobRefusal{why, proto::ErrorCode::internal};
       if (auto refused = check_version("Blender", blender_version, settings)) return refused;
       try {
-        parse_blender_options(settings.renderer_options);  // only words the bridge's settings are made of
+        // Only words the bridge's settings are made of; a multi-layer job names its channels, another none.
+        if ((parse_blender_options(settings.renderer_options).pixels == BlenderPixels::layers) != !settings.channels.empty())
+          return JobRefusal{"the master sent channels that do not go with its Blender pixels", proto::ErrorCode::bad_message};
       } catch (const std::invalid_argument& e) {
         return JobRefusal{std::string("the master sent a Blender option this worker does not take: ") + e.what(),
                           proto::ErrorCode::bad_message};
@@ -107,6 +112,7 @@ std::unique_ptr<LoadedJob> load_job(const std::string& scene_path, const proto::
       b.samples = settings.spp;
       b.camera = settings.camera;
       b.job = parse_blender_options(settings.renderer_options);
+      b.channels = settings.channels;
       b.threads = 1;  // one Blender per render thread, each with a block
       b.limits = {settings.renderer_memory_mib, settings.renderer_seconds};
       loaded->renderer = std::make_unique<BlenderRenderer>(b);

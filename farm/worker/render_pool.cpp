@@ -80,13 +80,13 @@ void RenderPool::loop() {
     out.queued_seconds = now() - task.queued_at;
     if (!cancelled && m_null_render) {
       out.rgba.assign(static_cast<size_t>(task.rect.pixels()) * 4, 0.0f);
-      out.passes.assign(static_cast<size_t>(task.rect.pixels()) * m_renderer.pass_floats(), 0.0f);
+      out.carried.assign(static_cast<size_t>(task.rect.pixels()) * m_renderer.carried_floats(), 0.0f);
     } else if (!cancelled) {
       try {
         out.rgba.resize(static_cast<size_t>(task.rect.pixels()) * 4);
-        out.passes.resize(static_cast<size_t>(task.rect.pixels()) * m_renderer.pass_floats());
+        out.carried.resize(static_cast<size_t>(task.rect.pixels()) * m_renderer.carried_floats());
         double t0 = now();
-        out.rays = m_renderer.render(task.rect, out.rgba.data(), out.passes.empty() ? nullptr : out.passes.data());
+        out.rays = m_renderer.render(task.rect, out.rgba.data(), out.carried.empty() ? nullptr : out.carried.data());
         out.render_seconds = now() - t0;
         out.fixed_seconds = std::min(out.render_seconds, m_renderer.seconds_per_block());
       } catch (const std::exception& e) {

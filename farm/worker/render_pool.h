@@ -30,7 +30,7 @@ struct RenderOutput {
   bool cancelled = false;    // dropped without rendering (or rendered after a cancel, or failed)
   std::string failure;       // the renderer failed on it (not stopped on purpose): why, for the master
   std::vector<float> rgba;   // rect pixels, 4 floats each
-  std::vector<float> passes; // rect pixels, the renderer's pass_floats() each
+  std::vector<float> carried; // rect pixels, the renderer's carried_floats() each
   double render_seconds = 0;
   double queued_seconds = 0;
   double fixed_seconds = 0;  // of render_seconds, what the renderer spends on any block (seconds_per_block)

@@ -182,9 +182,9 @@ proto::Result Worker::result_of(RenderOutput& out) const {
   r.rect = out.task.rect;
   r.encoding = m_job.pixel_encoding;
   const size_t pixels = out.rgba.size() / 4;
-  const int pass_floats = pixels ? static_cast<int>(out.passes.size() / pixels) : 0;
+  const int carried = pixels ? static_cast<int>(out.carried.size() / pixels) : 0;
   std::vector<uint8_t> raw =
-      proto::encode_pixels(out.rgba.data(), pixels, m_job.pixel_encoding, out.passes.data(), pass_floats);
+      proto::encode_pixels(out.rgba.data(), pixels, m_job.pixel_encoding, out.carried.data(), carried);
   r.raw_size = raw.size();
   if (m_job.compression == proto::Compression::zstd) {
     r.compression = proto::Compression::zstd;

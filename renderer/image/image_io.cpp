@@ -82,7 +82,8 @@ std::string verify_written(const std::string& file, int width, int height, int c
 // Writes through a temporary file in the same folder, renamed at the end.
 // `names`: the channels' names, or empty for the format's own (R, G, B, A).
 void write_via_temp(const std::string& path, int width, int height, int channels, OIIO::TypeDesc type,
-                    const void* data, bool is_exr, bool is_ppm, const std::vector<std::string>& names = {}) {
+                    const void* data, bool is_exr, bool is_ppm, const std::vector<std::string>& names = {},
+                    const std::vector<std::pair<std::string, std::string>>& attributes = {}) {
   std::filesystem::path final_path(path);
   // Keep the real extension last: OpenImageIO picks the writer from it.
   std::filesystem::path tmp = final_path.parent_path() /
@@ -107,6 +108,7 @@ void write_via_temp(const std::string& path, int width, int height, int channels
   }
   if (is_ppm) spec.attribute("pnm:binary", 1);
   if (!names.empty()) spec.channelnames = names;
+  for (const auto& [name, value] : attributes) spec.attribute(name, value);
   bool ok = out->open(tmp.string(), spec) && out->write_image(type, data);
   std::string error = ok ? "" : out->geterror();
   ok = out->close() && ok;
@@ -173,10 +175,12 @@ void write_image(const std::string& path, int width, int height, const float* rg
 }
 
 void write_exr_channels(const std::string& path, int width, int height, const float* data,
-                        const std::vector<std::string>& names) {
+                        const std::vector<std::string>& names,
+                        const std::vector<std::pair<std::string, std::string>>& attributes) {
   if (image_format_for(path) != ImageFormat::exr)
     throw std::invalid_argument("named channels (passes) need an EXR file, not '" + path + "'");
-  write_via_temp(path, width, height, static_cast<int>(names.size()), OIIO::TypeDesc::FLOAT, data, true, false, names);
+  write_via_temp(path, width, height, static_cast<int>(names.size()), OIIO::TypeDesc::FLOAT, data, true, false, names,
+                 attributes);
 }
 
 }  // namespace rt

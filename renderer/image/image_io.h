@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rt {
@@ -29,8 +30,10 @@ void write_image(const std::string& path, int width, int height, const float* rg
 // "Layer.Pass.Channel" names a multi-layer file as Blender writes one (scene/passes.h). Same
 // temporary file, read-back check and rename as write_image. Throws std::invalid_argument for a
 // path that is not .exr.
+// `attributes`: text metadata to carry (name, value), e.g. Cryptomatte's manifests.
 void write_exr_channels(const std::string& path, int width, int height, const float* data,
-                        const std::vector<std::string>& names);
+                        const std::vector<std::string>& names,
+                        const std::vector<std::pair<std::string, std::string>>& attributes = {});
 
 // The 8-bit path of write_image for callers that already hold sRGB bytes (3 per pixel),
 // e.g. the farm's master. Same bytes on disk as write_image would produce.

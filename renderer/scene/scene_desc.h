@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "math/transform.h"
@@ -207,6 +208,12 @@ struct SceneDesc {
   // A scene of another renderer (.pov, .blend): the options the farm settled for it when reading
   // the scene, in that renderer's words; they travel with the job (farm/backend).
   std::vector<std::string> backend_options;
+  // A scene of another renderer whose output is one multi-layer EXR (a .blend set to OpenEXR
+  // MultiLayer): its channels in the farm's order, the colour's R, G, B first. Our renderer's
+  // follow from settings.passes instead.
+  std::vector<std::string> output_channels;
+  // Text the output file carries with them (a .blend's Cryptomatte names and manifests).
+  std::vector<std::pair<std::string, std::string>> output_attributes;
 };
 
 // Where relative asset paths are looked up: the scene file's folder first, then each of

@@ -1,16 +1,23 @@
 #!/usr/bin/python3
-"""Issue 41's check that the farm's multi-layer EXR is one Blender and oiiotool read as such.
+"""Issue 41's checks of the farm's multi-layer EXRs against Blender and oiiotool.
 
-    python3 tools/blender/check_passes_exr.py --farm build/farm/farm
+    /usr/bin/python3 tools/blender/check_passes_exr.py --farm build/farm/farm
 
-Renders scenes/cornell.toml small with every pass and adaptive sampling on, by `farm single` and by
-`farm render` (2 workers, blocks of 13): the two files must be byte-identical. Then
+Our renderer: scenes/cornell.toml, small, with every pass and adaptive sampling on, by `farm single`
+and by `farm render` (2 workers, blocks of 13): the two files must be byte-identical. Then
 `oiiotool --info -v` must list the 18 channels, and `blender -b` must open the file as one layer,
 ViewLayer, whose Image node (the compositor's) offers every pass as an output: Combined, Alpha,
 Denoising Albedo, Normal, Depth, Position, IndexOB, IndexMA, Debug Sample Count, Variance (what a
 denoise node tree is wired from: docs/passes.md).
 
-Exit 0 if all passed, 1 if not, 77 (printing "skipped: ...") without blender or oiiotool.
+A .blend (tools/blender/make_test_scene.py, then make_passes_scene.py: OpenEXR MultiLayer, two view
+layers, diffuse colour, normal, depth, indexes, AO, mist, sample count and Cryptomatte) by
+`farm render` (2 workers, blocks of 13) and by `farm single`: byte-identical files, and every channel
+of them bit for bit Blender's own multi-layer EXR of the full frame (`blender -b -f 1`), with the
+same Cryptomatte names and manifests. That comparison reads the files with OpenImageIO's Python
+module (Debian's python3-openimageio).
+
+Exit 0 if all passed, 1 if not, 77 (printing "skipped: ...") without blender, oiiotool or the module.
 """
 import argparse
 import filecmp
@@ -52,6 +59,57 @@ def run(args, log):
         return subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=240).returncode
 
 
+def run_blender(args, log):
+    with open(log, "w") as out:
+        return subprocess.run(["blender", "-b", "--factory-startup"] + args, stdout=out, stderr=subprocess.STDOUT,
+                              timeout=240).returncode
+
+
+def differing_channels(ours, theirs):
+    """What differs between two multi-layer EXRs, channel by channel by name, bit for bit; and
+    their Cryptomatte metadata."""
+    import numpy as np
+    import OpenImageIO as oiio
+    a, b = oiio.ImageBuf(ours), oiio.ImageBuf(theirs)
+    na, nb = list(a.spec().channelnames), list(b.spec().channelnames)
+    if sorted(na) != sorted(nb):
+        return [f"the channels differ: only ours {sorted(set(na) - set(nb))}, only Blender's {sorted(set(nb) - set(na))}"]
+    pa, pb = a.get_pixels(oiio.FLOAT), b.get_pixels(oiio.FLOAT)
+    out = []
+    for i, name in enumerate(na):
+        j = nb.index(name)
+        diff = int((pa[:, :, i].view(np.uint32) != pb[:, :, j].view(np.uint32)).sum())
+        if diff:
+            out.append(f"channel {name}: {diff} pixels differ from Blender's own")
+    meta = [{p.name: p.value for p in x.spec().extra_attribs if p.name.startswith("cryptomatte/")} for x in (a, b)]
+    if meta[0] != meta[1]:
+        out.append(f"the Cryptomatte metadata differ: ours {sorted(meta[0])}, Blender's {sorted(meta[1])}")
+    elif not meta[0]:
+        out.append("no Cryptomatte metadata in Blender's own file: the scene did not enable it")
+    print(f"the .blend: {len(na)} channels, each bit for bit Blender's own; {len(meta[0])} Cryptomatte entries equal")
+    return out
+
+
+def check_blend(farm, tmp):
+    base, blend = os.path.join(tmp, "base.blend"), os.path.join(tmp, "passes.blend")
+    if run_blender(["-P", os.path.join(HERE, "make_test_scene.py"), "--", base, "64", "48", "4"], base + ".log") != 0 or \
+            run_blender([base, "-P", os.path.join(HERE, "make_passes_scene.py"), "--", blend], blend + ".log") != 0:
+        return ["could not make the .blend with passes (see the logs)"]
+    own = os.path.join(tmp, "own_")
+    run_blender([blend, "-o", own + "####", "-f", "1"], own + "log")
+    own += "0001.exr"
+    farm_exr, single_exr = os.path.join(tmp, "blend_farm.exr"), os.path.join(tmp, "blend_single.exr")
+    if run([farm, "render", blend, "-o", farm_exr, "--frame", "1", "--workers", "2", "--policy", "fixed", "--block",
+            "13", "--threads", "1"], farm_exr + ".log") != 0:
+        return ["farm render of the .blend failed:\n" + open(farm_exr + ".log").read()]
+    if run([farm, "single", blend, "-o", single_exr, "--frame", "1", "--threads", "1"], single_exr + ".log") != 0:
+        return ["farm single of the .blend failed:\n" + open(single_exr + ".log").read()]
+    failures = [] if filecmp.cmp(farm_exr, single_exr, shallow=False) else ["the .blend: farm render's EXR differs from single's"]
+    if not os.path.exists(own):
+        return failures + ["Blender did not write its own render of the .blend"]
+    return failures + differing_channels(farm_exr, own)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--farm", required=True)
@@ -60,6 +118,12 @@ def main():
         if not shutil.which(tool):
             print(f"skipped: {tool} is not installed")
             return 77
+    try:
+        import numpy  # noqa: F401
+        import OpenImageIO  # noqa: F401
+    except ImportError as e:
+        print(f"skipped: {e} (install python3-openimageio and python3-numpy; run with /usr/bin/python3)")
+        return 77
     failures = []
     with tempfile.TemporaryDirectory(prefix="farm_passes_") as tmp:
         scene = os.path.join(ROOT, "scenes", "cornell.toml")
@@ -95,6 +159,7 @@ def main():
             failures.append(f"Blender's Image node lacks the outputs {missing} (it has {outputs})")
         else:
             print(f"Blender opens it as layer {layer} with outputs: {', '.join(outputs)}")
+        failures += check_blend(args.farm, tmp)
     for f in failures:
         print("FAIL:", f)
     if not failures:

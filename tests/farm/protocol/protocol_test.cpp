@@ -238,6 +238,23 @@ TEST_CASE("protocol: a refused Welcome says it was a Welcome and names the value
   bytes = encode(w);
   CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: passes name an unknown pass (bits 256)");
   w.settings.passes = 0;
+  // A multi-layer output's channels travel by name, within bounds.
+  w.settings.channels = {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B", "ViewLayer.Depth.Z"};
+  bytes = encode(w);
+  Decoded with_channels = decode(bytes.data(), bytes.size());
+  REQUIRE(with_channels.message);
+  CHECK(std::get<Welcome>(*with_channels.message).settings == w.settings);
+  CHECK(carried_floats(w.settings) == 1);
+  w.settings.channels.assign(k_max_output_channels + 1, "L.P.X");
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: an output of 129 channels (3 to 128)");
+  w.settings.channels = {"ViewLayer.Combined.R", ""};
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: an output of 2 channels (3 to 128)");
+  w.settings.channels = {"A.R", "A.G", ""};
+  bytes = encode(w);
+  CHECK(decode(bytes.data(), bytes.size()).error == "malformed Welcome: a channel name empty or too long");
+  w.settings.channels.clear();
   w.settings.renderer_kind = RendererKind::blender;
   w.settings.max_depth = 65;
   // Other refused messages are named too; bytes that are no message at all have no type.

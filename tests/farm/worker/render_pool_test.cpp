@@ -26,7 +26,7 @@ class ScriptedRenderer : public BlockRenderer {
   int fail_x = -1, block_x = -1;
   std::atomic<int> rendered{0}, interrupts{0};
 
-  uint64_t render(const Block& b, float* rgba, float* /*passes*/) override {
+  uint64_t render(const Block& b, float* rgba, float* /*carried*/) override {
     if (b.x == fail_x) throw std::runtime_error("renderer crashed on purpose");
     if (b.x == block_x) {
       std::unique_lock<std::mutex> lock(m_mutex);
