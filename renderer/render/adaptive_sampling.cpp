@@ -36,6 +36,19 @@ float AdaptiveSchedule::error(const Color& sum, const Color& sum_sq, int n) {
   return std::sqrt(var / fn) / std::sqrt(1e-4f + intensity);
 }
 
+int AdaptiveSchedule::predicted_samples(float error, int n) const {
+  if (!m_on) return m_spp;
+  for (int c = m_first; c < m_spp; c *= 2) {
+    if (error * std::sqrt(static_cast<float>(std::max(n, 1)) / static_cast<float>(c)) < m_threshold) return c;
+  }
+  return m_spp;
+}
+
+float AdaptiveSchedule::error_from_variance(float variance_of_mean, const Color& mean) {
+  const float intensity = std::max(0.0f, mean.x) + std::max(0.0f, mean.y) + std::max(0.0f, mean.z);
+  return std::sqrt(3.0f * std::max(0.0f, variance_of_mean)) / std::sqrt(1e-4f + intensity);
+}
+
 bool AdaptiveSchedule::converged(const Color& sum, const Color& sum_sq, int n) const {
   return n >= 2 && error(sum, sum_sq, n) < m_threshold;
 }

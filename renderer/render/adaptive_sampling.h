@@ -35,6 +35,14 @@ class AdaptiveSchedule {
   // at most spp.
   static int automatic_first_check(int spp);
 
+  // The samples a pixel would take whose error estimate is `error` after `n` samples, were its
+  // error to fall as 1 / sqrt(samples) from there: the first check it would pass, or spp. The
+  // preview's cost model (farm/costs/preview_cost_map.cpp); spp when adaptive sampling is off.
+  int predicted_samples(float error, int n) const;
+  // The error estimate from a pixel's variance pass (scene/passes.h: the variance of its mean,
+  // averaged over R, G, B) and its colour.
+  static float error_from_variance(float variance_of_mean, const Color& mean);
+
  private:
   bool m_on = false;
   int m_first = 0, m_spp = 1;

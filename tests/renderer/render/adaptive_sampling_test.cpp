@@ -61,4 +61,17 @@ TEST_CASE("adaptive sampling: the error is the standard error over the square ro
   CHECK(AdaptiveSchedule::error(bright, bright_sq, 2) < AdaptiveSchedule::error(sum, sum_sq, 2));
 }
 
+TEST_CASE("adaptive sampling: the preview's prediction of a pixel's samples, and the error from its variance pass") {
+  AdaptiveSchedule a(settings(256, 0.1f));  // checks at 16, 32, 64, 128
+  CHECK(a.predicted_samples(0.05f, 8) == 16);   // under the threshold already: the first check
+  CHECK(a.predicted_samples(0.3f, 8) == 128);   // 0.3 * sqrt(8 / 128) = 0.075
+  CHECK(a.predicted_samples(0.21f, 8) == 64);   // 0.21 * sqrt(8 / 64) = 0.074 (at 32: 0.105, not under)
+  CHECK(a.predicted_samples(1.0f, 8) == 256);   // never under before spp
+  CHECK(AdaptiveSchedule(settings(256, 0.0f)).predicted_samples(0.0f, 8) == 256);  // off: every pixel takes spp
+  // The variance pass holds the variance of the mean averaged over R, G, B: sum_c var_c / n / 3.
+  const Color sum{2, 2, 2}, sum_sq{4, 4, 4};  // n = 2: var_c = 2, the variance pass 2 / 2 = 1
+  CHECK(AdaptiveSchedule::error_from_variance(1.0f, sum / 2.0f) ==
+        doctest::Approx(AdaptiveSchedule::error(sum, sum_sq, 2)));
+}
+
 TEST_SUITE_END();
