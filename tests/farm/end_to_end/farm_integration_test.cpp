@@ -129,6 +129,15 @@ TEST_CASE("farm: with passes farm render writes single's multi-layer EXR byte fo
       CHECK(test_process::same_file(out, single));
     }
   }
+  // The factoring policy with its preview, which predicts adaptive sampling's costs from the
+  // variance pass (costs/preview_cost_map.cpp): blocks sized by it, the same bytes.
+  const std::string factoring = f.path("farm_factoring.exr");
+  REQUIRE(test_process::run(with({k_farm, "render", f.scene, "-o", factoring, "--workers", "2", "--threads", "1"}),
+                            factoring + ".log", 120) == 0);
+  CHECK(test_process::same_file(factoring, single));
+  std::ifstream factoring_log(factoring + ".log");
+  const std::string planned((std::istreambuf_iterator<char>(factoring_log)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(planned.find("preview for the factoring policy") != std::string::npos, planned);
   // An 8-bit output holds the image only: the passes are not rendered, and the log says so.
   const std::string png = f.path("passes.png");
   REQUIRE(test_process::run({k_farm, "render", f.scene, "-o", png, "--passes", "albedo", "--workers", "1", "--threads",
