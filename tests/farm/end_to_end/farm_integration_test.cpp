@@ -291,26 +291,39 @@ TEST_CASE("farm: bad command lines and scenes exit with code 2 and a message") {
   CHECK(text.find("'.jpg'") != std::string::npos);
 }
 
-TEST_CASE("farm: every bundled scene renders byte-identically through the farm (small size)" * doctest::test_suite("slow")) {
+TEST_CASE("farm: every bundled scene renders byte-identically through the farm, also with every pass and adaptive sampling (small size)" * doctest::test_suite("slow")) {
   auto dir = test_paths::temp_dir("farm_bundled");
   for (const auto& entry : fs::directory_iterator(test_paths::project("scenes"))) {
     if (entry.path().extension() != ".toml") continue;
     std::string name = entry.path().stem().string();
     CAPTURE(name);
-    std::vector<std::string> common = {"--width", "40", "--height", "30", "--spp", "2", "--frame", "1",
+    std::vector<std::string> common = {"--width", "40", "--height", "30", "--frame", "1",
                                        "--assets", test_paths::shared_scenes()};
     if (name == "bunny" && !test_paths::have_shared_scenes()) {
       MESSAGE("skipping bunny: ../shared/scenes is absent");
       continue;
     }
     std::string single = (dir / (name + "_single.png")).string(), farm = (dir / (name + "_farm.png")).string();
-    std::vector<std::string> a = {k_farm, "single", entry.path().string(), "-o", single};
+    std::vector<std::string> a = {k_farm, "single", entry.path().string(), "-o", single, "--spp", "2"};
     a.insert(a.end(), common.begin(), common.end());
     REQUIRE(test_process::run(a, single + ".log") == 0);
-    std::vector<std::string> b = {k_farm, "render", entry.path().string(), "-o", farm, "--workers", "2", "--block", "8"};
+    std::vector<std::string> b = {k_farm, "render", entry.path().string(), "-o", farm, "--spp", "2", "--workers", "2", "--block", "8"};
     b.insert(b.end(), common.begin(), common.end());
     REQUIRE(test_process::run(b, farm + ".log") == 0);
     CHECK(test_process::same_file(single, farm));
+    // Every pass into a multi-layer EXR, pixels stopping on their own noise, blocks of 13 (not
+    // aligned to the 4x4 packets), the factoring policy's adaptive-aware preview.
+    const std::vector<std::string> layered = {"--spp", "8", "--passes", "all", "--noise-threshold", "0.05"};
+    std::string single_exr = (dir / (name + "_single.exr")).string(), farm_exr = (dir / (name + "_farm.exr")).string();
+    std::vector<std::string> c = {k_farm, "single", entry.path().string(), "-o", single_exr};
+    c.insert(c.end(), common.begin(), common.end());
+    c.insert(c.end(), layered.begin(), layered.end());
+    REQUIRE(test_process::run(c, single_exr + ".log") == 0);
+    std::vector<std::string> d = {k_farm, "render", entry.path().string(), "-o", farm_exr, "--workers", "2", "--block", "13"};
+    d.insert(d.end(), common.begin(), common.end());
+    d.insert(d.end(), layered.begin(), layered.end());
+    REQUIRE(test_process::run(d, farm_exr + ".log") == 0);
+    CHECK(test_process::same_file(single_exr, farm_exr));
   }
   fs::remove_all(dir);
 }
