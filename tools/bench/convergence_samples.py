@@ -3,8 +3,9 @@ each pixel took, per renderer and threshold, and where the remaining error is. I
 convergence.py.
 
 - Cycles: an extra, untimed render of each adaptive setting with its Debug Sample Count pass
-  (tools/compare/cycles_render.py --sample-count-out; the pass holds count / max samples). Its
-  image is compared with the timed render's (they should be identical).
+  (tools/compare/cycles_render.py --sample-count-out). The pass holds the count divided by the
+  highest sample any pixel reached (the last "Sample N/M" Cycles reports), not by the maximum spp.
+  Its image is compared with the timed render's (they should be identical).
 - Ours has no sample-count pass. Every number of a pixel's sample i is a pure function of (seed,
   pixel, i, max spp, slot) and the pixel is the plain mean of its samples, so a pixel that stopped
   after n samples holds exactly the mean of the first n samples of the max-spp sequence. That
@@ -96,9 +97,31 @@ def render_cycles_counts(case, scene, max_spp, seed, threshold, args, work, log,
     px = inp.read_image("float")
     inp.close()
     k = next(i for i, n in enumerate(names) if "Sample Count" in n)
-    counts = np.rint(px[..., k] * max_spp).astype(np.int64)
+    # The pass holds count / the samples of the pixels that went furthest (not / max spp).
+    counts = np.rint(px[..., k] * cycles_samples_reached(j, log)).astype(np.int64)
     same = bool(np.array_equal(compare_images.read_rgb(j["exr"]), compare_images.read_rgb(timed_exr)))
     return counts, same
+
+
+def cycles_samples_reached(job, log):
+    """The highest sample Cycles reported for this render: from its time JSON, or (files of a run
+    before cycles_render.py recorded it) from its "Sample N/M" lines in the scene's log."""
+    with open(job["js"]) as f:
+        n = json.load(f).get("samples_reached")
+    if n:
+        return n
+    import re
+    import shlex
+    with open(log) as f:
+        text = f.read()
+    start = text.find("$ " + shlex.join(job["cmd"]) + "\n")
+    if start < 0:
+        raise OSError(f"{job['js']} has no samples_reached and {log} does not hold its render's output")
+    end = text.find("\n$ ", start + 1)
+    found = [int(x) for x in re.findall(r"\| Sample (\d+)/", text[start:end if end > 0 else None])]
+    if not found:
+        raise OSError(f"no 'Sample N/M' line for {job['exr']} in {log}")
+    return max(found)
 
 
 def count_stats(counts, max_spp):

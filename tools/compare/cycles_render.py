@@ -381,6 +381,10 @@ def main():
     first_sample = next((t for t, x in events if "| Sample " in x), None)
     finished = next((t for t, x in reversed(events) if "| Finished" in x), None)
     sample_seconds = finished - first_sample if first_sample is not None and finished is not None else None
+    # The highest "Sample N/M" Cycles reported: with adaptive sampling, the samples of the pixels
+    # that went furthest (the Debug Sample Count pass is the count divided by this).
+    import re
+    reached = max((int(n) for _, x in events for n in re.findall(r"\| Sample (\d+)/", x)), default=None)
     bpy.data.images["Render Result"].save_render(ARGS.out, scene=scene)
     if ARGS.sample_count_out:
         scene.render.image_settings.file_format = "OPEN_EXR_MULTILAYER"
@@ -393,7 +397,7 @@ def main():
     if ARGS.time_out:
         with open(ARGS.time_out, "w") as f:
             json.dump({"render_seconds": seconds, "sample_seconds": sample_seconds,
-                       "setup_seconds": first_sample,
+                       "setup_seconds": first_sample, "samples_reached": reached,
                        "seed": ARGS.seed, "threads": ARGS.threads,
                        "adaptive_threshold": ARGS.adaptive_threshold if ARGS.adaptive_threshold > 0 else None,
                        "adaptive_min_samples": ARGS.adaptive_min_samples if ARGS.adaptive_threshold > 0 else None,
