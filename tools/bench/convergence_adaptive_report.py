@@ -64,8 +64,9 @@ def markdown(results, skipped, failed, args, argv):
           "- **Equal-quality time** for a target RMSE: per renderer and series (fixed spp, adaptive), the "
           "measured (time, RMSE) points reduced to their Pareto front, interpolated linearly in log-log between "
           "the two points that bracket the target; no extrapolation (n/a outside the measured range). *Best* "
-          "interpolates the front of the fixed and adaptive points together, and names the series of the two "
-          "points it lies between (\"fixed+adaptive\": one of each). **Ratio** = Cycles' time / "
+          "is the lowest of the fixed time, the adaptive time and the time on the front of both series' points "
+          "together (which fills gaps; named \"fixed+adaptive\" when it lies between one point of each), and "
+          "names which. **Ratio** = Cycles' time / "
           f"ours at the same RMSE: above 1 we are faster; the goal is >= {GOAL:g}.",
           "- Targets are round RMSE values inside the range every series of both renderers reaches (else the "
           "range both renderers' best curves reach), picked per scene unless `--targets` is given.",

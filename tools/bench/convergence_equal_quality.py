@@ -8,9 +8,10 @@ reduced to their Pareto front (sorted by time, each point kept only if its RMSE 
 faster one's: a slower render that is no better is never the way to a target), and the time for a
 target RMSE is interpolated linearly in log(time) against log(RMSE) between the two front points
 that bracket the target. No extrapolation: a target outside a series' measured RMSEs has no time.
-"Best" interpolates the Pareto front of a renderer's fixed and adaptive points together: at a
-measured point it is the faster series, between two points of different series it is a guess that
-tuning either series (spp or threshold) would reach; it is named "fixed+adaptive" then.
+"Best" is the lowest of the fixed time, the adaptive time and the time on the Pareto front of both
+series' points together (which fills the gaps where neither series alone brackets the target:
+between two points of different series it is a guess that tuning either series, spp or threshold,
+would reach; it is named "fixed+adaptive" then).
 """
 import math
 
@@ -91,21 +92,23 @@ def series_points(rows, who, key):
 
 
 def choose_targets(rows, count=3):
-    """Targets every series of both renderers reaches (all four ranges overlap); failing that, the
-    overlap of the two renderers' best (fixed and adaptive together) ranges."""
+    """Targets every series of both renderers reaches (all four ranges overlap); failing two such,
+    those of the overlap of the two renderers' best (fixed and adaptive together) ranges as well."""
     ranges, best = [], []
     for who, key, _label in TIME_KINDS:
         pts = series_points(rows, who, key)
         ranges += [rmse_range(p) for p in pts.values()]
         best.append(rmse_range([p for s in SERIES for p in pts[s]]))
+    common = []
     if all(ranges):
-        lo, hi = max(r[0] for r in ranges), min(r[1] for r in ranges)
-        t = nice_targets(lo, hi, count)
-        if len(t) >= 2:
-            return t
+        common = nice_targets(max(r[0] for r in ranges), min(r[1] for r in ranges), count)
+        if len(common) >= 2:
+            return common
     if all(best):
-        return nice_targets(max(b[0] for b in best), min(b[1] for b in best), count)
-    return []
+        # Keep the one target every series reaches, if there is one, with the best curves' ones.
+        return sorted(set(common + nice_targets(max(b[0] for b in best), min(b[1] for b in best), count)),
+                      reverse=True)
+    return common
 
 
 def equal_quality(rows, targets):
@@ -119,8 +122,13 @@ def equal_quality(rows, targets):
             pts = series_points(rows, who, key)
             times = {s: time_at(pts[s], target) for s in SERIES}
             t, labels = time_at([p + (s,) for s in SERIES for p in pts[s]], target, with_pair=True)
-            times["best"] = t
-            row["best_from"][(who, key)] = "+".join(s for s in SERIES if s in labels) if t is not None else None
+            cands = {s: times[s] for s in SERIES if times[s] is not None}
+            if t is not None:
+                cands.setdefault("+".join(s for s in SERIES if s in labels), t)
+                cands["+".join(s for s in SERIES if s in labels)] = min(t, cands["+".join(s for s in SERIES if s in labels)])
+            best = min(cands, key=cands.get) if cands else None
+            times["best"] = cands[best] if best else None
+            row["best_from"][(who, key)] = best
             for s, t in times.items():
                 row["times"][(who, key, s)] = t
         for key in ("seconds", "pt_seconds"):
