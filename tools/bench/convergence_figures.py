@@ -72,7 +72,8 @@ def adaptive_plot(name, rows, targets, png):
                dict(color="C1", marker="v", ls="--", mfc="none", lw=0.9)))
     for who, key, series, label, style in styles:
         pts = [(r[who].get(key), r[who]["rmse"], r[who]["label"]) for r in rows if r["series"] == series and r.get(who)]
-        pts = sorted(p for p in pts if p[0] and p[0] > 0 and math.isfinite(p[1]))
+        # In the order of the settings (noisiest first), so that a timing outlier shows as a kink.
+        pts = sorted((p for p in pts if p[0] and p[0] > 0 and math.isfinite(p[1])), key=lambda p: -p[1])
         if not pts:
             continue
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
