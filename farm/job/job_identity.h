@@ -33,7 +33,7 @@ struct IdentityImage {
   proto::PixelEncoding encoding = proto::PixelEncoding::float32;
   int channels = 0;  // its "channels=" line's count: a multi-layer output's channels; 0 without one
   // Floats each pixel carries after its colour (float32 only: pixel_codec.h).
-  int pass_floats() const { return encoding == proto::PixelEncoding::float32 && channels > 3 ? channels - 3 : 0; }
+  int carried_floats() const { return encoding == proto::PixelEncoding::float32 && channels > 3 ? channels - 3 : 0; }
 };
 
 // The one reader of a journal's identity, for `farm journal` and --resume alike: ok with `image`

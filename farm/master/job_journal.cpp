@@ -54,7 +54,7 @@ JobJournal::JobJournal(const JobJournalOptions& o, const JobIdentity& job, const
   }
   const SchedulerConfig& s = scheduler.config();
   FARM_CHECK(image.width == s.width && image.height == s.height && image.frames == frames &&
-             proto::bytes_per_pixel(image.encoding, image.pass_floats()) == bytes_per_pixel);
+             proto::bytes_per_pixel(image.encoding, image.carried_floats()) == bytes_per_pixel);
   Status problem = check_journal_blocks(c.blocks, image, false);
   if (!problem.ok()) {
     throw std::invalid_argument("the journal '" + path + "' is inconsistent (" + problem.message() +

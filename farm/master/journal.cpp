@@ -231,7 +231,7 @@ Status check_pixel_sizes(const std::vector<JournalBlock>& blocks, size_t bytes_p
 
 Status check_journal_blocks(const std::vector<JournalBlock>& blocks, const IdentityImage& image, bool complete) {
   if (Status s = check_exactly_once(blocks, image.width, image.height, image.frames, complete); !s.ok()) return s;
-  return check_pixel_sizes(blocks, proto::bytes_per_pixel(image.encoding, image.pass_floats()));
+  return check_pixel_sizes(blocks, proto::bytes_per_pixel(image.encoding, image.carried_floats()));
 }
 
 std::string identity_difference(const std::string& journal, const std::string& job) {

@@ -85,7 +85,7 @@ RunStatus ServedJob::setup() {
       }
     }
     m_config.block_size = initial_block_size(m_config);
-    m_config.result_bytes_per_pixel = static_cast<double>(proto::bytes_per_pixel(m_encoding, pass_floats()));
+    m_config.result_bytes_per_pixel = static_cast<double>(result_bytes_per_pixel());
   } catch (const std::exception& e) {
     refuse(error_text(e));
     return run_status_of(e);
@@ -122,7 +122,7 @@ RunStatus ServedJob::open(ServingEndpoint& endpoint) {
     j.resume = m_o.resume;
     j.fresh = m_o.fresh;
     j.sync_interval = m_o.journal_sync;
-    m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, proto::bytes_per_pixel(m_encoding, pass_floats()), *m_store,
+    m_journal = std::make_unique<JobJournal>(j, m_job_identity, m_frames, result_bytes_per_pixel(), *m_store,
                                              m_job->scheduler());
   } catch (const std::exception& e) {
     refuse(error_text(e));

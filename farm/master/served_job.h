@@ -26,6 +26,7 @@
 #include "master/live_publisher.h"
 #include "master/master_options.h"
 #include "master/progress.h"
+#include "protocol/pixel_codec.h"
 #include "protocol/protocol.h"
 #include "serving/serving_endpoint.h"
 
@@ -141,8 +142,9 @@ class ServedJob {
   std::vector<ManifestEntry> m_manifest;
   std::map<std::string, const ManifestEntry*> m_by_hash;
   proto::PixelEncoding m_encoding = proto::PixelEncoding::srgb8;
-  // Floats each result's pixel carries after its colour (pixel_codec.h).
-  int pass_floats() const { return m_encoding == proto::PixelEncoding::float32 ? proto::carried_floats(m_settings) : 0; }
+  // Floats each result's pixel carries after its colour, and its bytes on the wire (pixel_codec.h).
+  int carried_floats() const { return m_encoding == proto::PixelEncoding::float32 ? proto::carried_floats(m_settings) : 0; }
+  size_t result_bytes_per_pixel() const { return proto::bytes_per_pixel(m_encoding, carried_floats()); }
   proto::JobSettings m_settings;  // what every worker renders
   BackendDescriptor m_backend;    // its renderer, decided once from the scene
   JobIdentity m_job_identity;

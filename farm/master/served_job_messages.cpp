@@ -134,7 +134,7 @@ void ServedJob::on_result(ServedPeer& peer, proto::Result& r) {
   };
   if (r.encoding != m_encoding) return reject("result in the wrong pixel encoding");
   const size_t pixels = static_cast<size_t>(r.rect.pixels());
-  const size_t expected = pixels * proto::bytes_per_pixel(m_encoding, pass_floats());
+  const size_t expected = pixels * result_bytes_per_pixel();
   const uint64_t wire_bytes = r.pixels.size();
   if (r.compression == proto::Compression::zstd) {
     auto raw = proto::decompress(r.pixels, expected);
@@ -142,7 +142,7 @@ void ServedJob::on_result(ServedPeer& peer, proto::Result& r) {
     r.pixels = std::move(*raw);
   }
   std::vector<uint8_t> decoded;
-  if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded, pass_floats()); !s.ok()) return reject(s.message());
+  if (Status s = proto::decode_pixels(r.pixels, pixels, m_encoding, decoded, carried_floats()); !s.ok()) return reject(s.message());
 
   ResultReply reply = m_job->result(peer.id, r.attempt, t, ResultReport{r.render_seconds, r.queued_seconds, wire_bytes, r.rays, r.fixed_seconds});
   if (reply.outcome != ResultOutcome::accepted) return;  // late: already settled by another copy

@@ -9,17 +9,17 @@
 
 namespace farm::proto {
 
-size_t bytes_per_pixel(PixelEncoding encoding, int pass_floats) {
+size_t bytes_per_pixel(PixelEncoding encoding, int carried_floats) {
   switch (encoding) {
     case PixelEncoding::srgb8: return 3;
     case PixelEncoding::half16: return 6;
-    case PixelEncoding::float32: return 12 + 4 * static_cast<size_t>(pass_floats);
+    case PixelEncoding::float32: return 12 + 4 * static_cast<size_t>(carried_floats);
   }
   return 12;
 }
 
-std::vector<uint8_t> encode_pixels(const float* rgba, size_t n, PixelEncoding encoding, const float* passes,
-                                   int pass_floats) {
+std::vector<uint8_t> encode_pixels(const float* rgba, size_t n, PixelEncoding encoding, const float* carried,
+                                   int carried_floats) {
   std::vector<uint8_t> out(n * bytes_per_pixel(encoding));
   if (encoding == PixelEncoding::srgb8) {
     for (size_t i = 0; i < n; ++i)
@@ -27,20 +27,20 @@ std::vector<uint8_t> encode_pixels(const float* rgba, size_t n, PixelEncoding en
   } else {
     // float32 (half16 is reserved in the schema but not produced: it would change the bytes
     // of LDR outputs and gains little over zstd-compressed floats for EXR).
-    const size_t k = passes ? static_cast<size_t>(pass_floats) : 0, bpp = bytes_per_pixel(encoding, static_cast<int>(k));
+    const size_t k = carried ? static_cast<size_t>(carried_floats) : 0, bpp = bytes_per_pixel(encoding, static_cast<int>(k));
     out.resize(n * bpp);
     for (size_t i = 0; i < n; ++i) {
       std::memcpy(&out[bpp * i], &rgba[4 * i], 12);
-      if (k) std::memcpy(&out[bpp * i + 12], &passes[k * i], 4 * k);
+      if (k) std::memcpy(&out[bpp * i + 12], &carried[k * i], 4 * k);
     }
   }
   return out;
 }
 
 Status decode_pixels(const std::vector<uint8_t>& wire, size_t n, PixelEncoding encoding, std::vector<uint8_t>& out,
-                     int pass_floats) {
+                     int carried_floats) {
   if (encoding == PixelEncoding::half16) return Status::error("half16 pixels are not supported");
-  const size_t bpp = bytes_per_pixel(encoding, pass_floats);
+  const size_t bpp = bytes_per_pixel(encoding, carried_floats);
   size_t expected = n * bpp;
   if (wire.size() != expected) {
     return Status::error("pixel payload has " + std::to_string(wire.size()) + " bytes, expected " +
