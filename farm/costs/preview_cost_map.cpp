@@ -22,7 +22,7 @@ namespace {
 // preview then takes enough samples to estimate each pixel's error (at least 4, at most the first
 // check) with adaptive sampling off, and scales each tile's measured cost by the samples its pixels
 // are predicted to take (rt::AdaptiveSchedule::predicted_samples: the first check at which the
-// error, falling as 1 / sqrt(samples), would pass) over those it took.
+// estimate would pass with their samples' variance and mean) over those it took.
 int adaptive_preview_spp(const rt::RenderSettings& full, const rt::AdaptiveSchedule& schedule) {
   return std::min(full.spp, std::max(4, std::min(schedule.first_check(), 8)));
 }
@@ -37,7 +37,7 @@ void scale_by_predicted_samples(CostMap& map, const rt::RenderSettings& s, const
         for (int x = column * map.tile(); x < std::min(s.width, (column + 1) * map.tile()); ++x) {
           const size_t i = static_cast<size_t>(y) * s.width + x;
           const rt::Color mean{rgba[4 * i], rgba[4 * i + 1], rgba[4 * i + 2]};
-          predicted += schedule.predicted_samples(rt::AdaptiveSchedule::error_from_variance(variance[i], mean), s.spp);
+          predicted += schedule.predicted_samples(variance[i], mean, s.spp);
           ++pixels;
         }
       }

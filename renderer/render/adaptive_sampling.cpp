@@ -30,23 +30,28 @@ float AdaptiveSchedule::error(const Color& sum, const Color& sum_sq, int n) {
   float var = 0.0f, intensity = 0.0f;
   for (int c = 0; c < 3; ++c) {
     const float mean = sum[c] / fn;
-    var += std::max(0.0f, (sum_sq[c] - sum[c] * mean) / (fn - 1.0f));
+    // The variance over the n samples and one more, unseen, of 0: n equal samples do not show that
+    // a pixel is smooth (a pixel on a light's rim whose every sample hit the light reads zero
+    // variance), and a sample that could still miss is worth as much as the pixel's value.
+    var += std::max(0.0f, (sum_sq[c] - sum[c] * sum[c] / (fn + 1.0f)) / fn);
     intensity += std::max(0.0f, mean);
   }
   return std::sqrt(var / fn) / std::sqrt(1e-4f + intensity);
 }
 
-int AdaptiveSchedule::predicted_samples(float error, int n) const {
+int AdaptiveSchedule::predicted_samples(float variance_of_mean, const Color& mean, int n) const {
   if (!m_on) return m_spp;
+  // The samples' variances summed over R, G, B, and their means' squares and sum.
+  const float variance = 3.0f * std::max(0.0f, variance_of_mean) * static_cast<float>(std::max(n, 1));
+  const float mean_sq = mean.x * mean.x + mean.y * mean.y + mean.z * mean.z;
+  const float intensity = std::max(0.0f, mean.x) + std::max(0.0f, mean.y) + std::max(0.0f, mean.z);
   for (int c = m_first; c < m_spp; c *= 2) {
-    if (error * std::sqrt(static_cast<float>(std::max(n, 1)) / static_cast<float>(c)) < m_threshold) return c;
+    // error() at c such samples: (sum_sq - sum^2 / (c + 1)) / c = ((c - 1) var + c mean^2 / (c + 1)) / c.
+    const float fc = static_cast<float>(c);
+    const float var = ((fc - 1.0f) * variance + fc * mean_sq / (fc + 1.0f)) / fc;
+    if (std::sqrt(var / fc) / std::sqrt(1e-4f + intensity) < m_threshold) return c;
   }
   return m_spp;
-}
-
-float AdaptiveSchedule::error_from_variance(float variance_of_mean, const Color& mean) {
-  const float intensity = std::max(0.0f, mean.x) + std::max(0.0f, mean.y) + std::max(0.0f, mean.z);
-  return std::sqrt(3.0f * std::max(0.0f, variance_of_mean)) / std::sqrt(1e-4f + intensity);
 }
 
 bool AdaptiveSchedule::converged(const Color& sum, const Color& sum_sq, int n) const {

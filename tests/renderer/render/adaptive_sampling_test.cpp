@@ -45,33 +45,58 @@ TEST_CASE("adaptive sampling: checks at the first count and each doubling, never
 }
 
 TEST_CASE("adaptive sampling: the error is the standard error over the square root of the intensity") {
-  // Samples 0 and 2 in every channel: mean 1, unbiased variance 2 per channel; sum of variances
-  // 6 over n = 2 gives a standard error of sqrt(3); the intensity is 3.
+  // Samples 0 and 2 in every channel, and the unseen 0: (4 - 2^2 / 3) / 2 = 4/3 per channel; the
+  // sum of variances 4 over n = 2 gives a standard error of sqrt(2); the intensity is 3.
   const Color sum{2, 2, 2}, sum_sq{4, 4, 4};
-  CHECK(AdaptiveSchedule::error(sum, sum_sq, 2) == doctest::Approx(std::sqrt(3.0) / std::sqrt(3.0001)));
-  // Identical samples: no error; one sample: no estimate (0, but never converged on).
-  CHECK(AdaptiveSchedule::error(Color{3, 3, 3}, Color{3, 3, 3}, 3) == 0.0f);
+  CHECK(AdaptiveSchedule::error(sum, sum_sq, 2) == doctest::Approx(std::sqrt(2.0) / std::sqrt(3.0001)));
+  // Three samples of 1: (3 - 3^2 / 4) / 3 = 1/4 per channel, not 0; one sample: no estimate (0,
+  // but never converged on).
+  CHECK(AdaptiveSchedule::error(Color{3, 3, 3}, Color{3, 3, 3}, 3) == doctest::Approx(0.5 / std::sqrt(3.0001)));
   CHECK(AdaptiveSchedule::error(sum, sum_sq, 1) == 0.0f);
   AdaptiveSchedule a(settings(64, 0.5f, 2));
   CHECK_FALSE(a.converged(sum, sum_sq, 1));
-  CHECK_FALSE(a.converged(sum, sum_sq, 2));           // error ~1.0 >= 0.5
+  CHECK_FALSE(a.converged(sum, sum_sq, 2));           // error ~0.82 >= 0.5
   CHECK(a.converged(Color{3, 3, 3}, Color{3, 3, 3}, 3));
-  // The same spread in a brighter pixel is less noise relative to it: it converges first.
-  const Color bright{200, 200, 200}, bright_sq{20000 + 2, 20000 + 2, 20000 + 2};  // 100 +- 1
-  CHECK(AdaptiveSchedule::error(bright, bright_sq, 2) < AdaptiveSchedule::error(sum, sum_sq, 2));
+  // Noisy samples (0 and 2 alike): the error falls as 1 / sqrt(n), nearly halving from 64 to 256;
+  // equal ones (all 1): as 1 / n, a quarter.
+  auto noisy = [](float n) { return AdaptiveSchedule::error(Color{n, n, n}, Color{2 * n, 2 * n, 2 * n}, static_cast<int>(n)); };
+  auto equal = [](float n) { return AdaptiveSchedule::error(Color{n, n, n}, Color{n, n, n}, static_cast<int>(n)); };
+  CHECK(noisy(256) / noisy(64) == doctest::Approx(0.5).epsilon(0.01));
+  CHECK(equal(256) / equal(64) == doctest::Approx(0.25).epsilon(0.01));
 }
 
-TEST_CASE("adaptive sampling: the preview's prediction of a pixel's samples, and the error from its variance pass") {
+TEST_CASE("adaptive sampling: n equal samples are not taken for no noise (one unseen sample of 0)") {
+  // A light's rim pixel whose 32 samples all hit the light (33): over 33 samples with a 0 the
+  // variance is 33^2 * 32 / 33 / 32 = 33 per channel, not 0.
+  const float v = 33.0f;
+  const Color sum{32 * v, 32 * v, 32 * v}, sum_sq{32 * v * v, 32 * v * v, 32 * v * v};
+  CHECK(AdaptiveSchedule::error(sum, sum_sq, 32) == doctest::Approx(std::sqrt(3 * v / 32) / std::sqrt(1e-4 + 3 * v)));
+  AdaptiveSchedule a(settings(1024, 0.02f));
+  CHECK_FALSE(a.converged(sum, sum_sq, 32));
+  // A black pixel stays free to stop: nothing it could miss.
+  CHECK(a.converged(Color{0, 0, 0}, Color{0, 0, 0}, 32));
+}
+
+TEST_CASE("adaptive sampling: the preview's prediction of a pixel's samples") {
   AdaptiveSchedule a(settings(256, 0.1f));  // checks at 16, 32, 64, 128
-  CHECK(a.predicted_samples(0.05f, 8) == 16);   // under the threshold already: the first check
-  CHECK(a.predicted_samples(0.3f, 8) == 128);   // 0.3 * sqrt(8 / 128) = 0.075
-  CHECK(a.predicted_samples(0.21f, 8) == 64);   // 0.21 * sqrt(8 / 64) = 0.074 (at 32: 0.105, not under)
-  CHECK(a.predicted_samples(1.0f, 8) == 256);   // never under before spp
-  CHECK(AdaptiveSchedule(settings(256, 0.0f)).predicted_samples(0.0f, 8) == 256);  // off: every pixel takes spp
-  // The variance pass holds the variance of the mean averaged over R, G, B: sum_c var_c / n / 3.
-  const Color sum{2, 2, 2}, sum_sq{4, 4, 4};  // n = 2: var_c = 2, the variance pass 2 / 2 = 1
-  CHECK(AdaptiveSchedule::error_from_variance(1.0f, sum / 2.0f) ==
-        doctest::Approx(AdaptiveSchedule::error(sum, sum_sq, 2)));
+  const Color grey{0.5f, 0.5f, 0.5f};
+  // The prediction at c samples is error() of c samples with the same variance and mean.
+  auto error_at = [&](float variance_of_mean, int n, int c) {
+    const float per_sample = variance_of_mean * n;  // each channel's sample variance
+    const float fc = static_cast<float>(c);
+    Color sum = grey * fc, sum_sq{0, 0, 0};
+    for (int k = 0; k < 3; ++k) sum_sq[k] = (fc - 1) * per_sample + sum[k] * sum[k] / fc;
+    return AdaptiveSchedule::error(sum, sum_sq, c);
+  };
+  for (float v : {0.0f, 0.001f, 0.01f, 0.05f, 1.0f}) {
+    CAPTURE(v);
+    const int predicted = a.predicted_samples(v, grey, 8);
+    if (predicted < 256) CHECK(error_at(v, 8, predicted) < 0.1f);
+    if (predicted > 16) CHECK(error_at(v, 8, predicted / 2) >= 0.1f);
+  }
+  CHECK(a.predicted_samples(0.0f, Color{0, 0, 0}, 8) == 16);  // black: the first check
+  CHECK(a.predicted_samples(1.0f, grey, 8) == 256);             // very noisy: spp
+  CHECK(AdaptiveSchedule(settings(256, 0.0f)).predicted_samples(0.0f, grey, 8) == 256);  // off: every pixel takes spp
 }
 
 TEST_SUITE_END();
