@@ -74,7 +74,7 @@ struct JobSettings {
   // float after them in each pixel (float32 encoding only). Empty: the colour alone (RGBA, A = 1).
   // Our renderer's passes: the beauty's alpha and the passes (rt::layered_channel_names); a
   // multi-layer .blend's: every channel of every view layer Blender writes.
-  std::vector<std::string> channels;
+  std::vector<std::string> channels{};  // {}: settings brace-listed without it raise no warning
   bool operator==(const JobSettings& o) const {
     return width == o.width && height == o.height && spp == o.spp && max_depth == o.max_depth && seed == o.seed &&
            noise_threshold == o.noise_threshold && min_samples == o.min_samples && passes == o.passes &&
