@@ -26,6 +26,14 @@ results/bench_convergence_adaptive.md (+ .csv, _points.csv, plots in the folder 
     /usr/bin/python3 tools/bench/convergence.py --adaptive --farm /tmp/conv/farm
         [--thresholds-ours 0.1,0.05,0.03,0.02] [--thresholds-cycles 0.1,0.05,0.02,0.01]
         [--max-spp N] [--targets 0.02,0.01] [--no-sample-counts] (and the options above)
+        [--reuse-from EARLIER_WORK_DIR [--reuse-cycles]] [--compare-rev REV [--compare-label TEXT]]
+        [--intro FILE]
+
+After a change to our renderer only, --reuse-from takes both references and Cycles' sample-count
+renders from an earlier run's work folder (checking that our fixed-spp and Cycles' images come out
+the same), and --compare-rev puts the ratios of the report committed at REV beside the new ones
+(tools/bench/convergence_compare.py). --intro is markdown put under the header (default
+tools/bench/convergence_adaptive_intro.md, for what changed since the earlier run).
 
 Writes the markdown report, a CSV next to it (same name, .csv) and per scene a side-by-side PNG at
 16 spp (ours | Cycles | our reference | Cycles' reference) and an RMSE-vs-time plot into a folder
@@ -154,6 +162,20 @@ def main():
     a.add_argument("--target-count", type=int, default=3, help="how many targets to pick per scene (default 3)")
     a.add_argument("--no-sample-counts", dest="sample_counts", action="store_false",
                    help="skip the untimed renders that find how many samples each pixel took")
+    a.add_argument("--reuse-from", metavar="DIR",
+                   help="an earlier run's work folder: take both renderers' references and Cycles' untimed "
+                        "sample-count renders from its files instead of rendering them (e.g. after a change to "
+                        "our adaptive sampling); the test images of both renderers are rendered and timed again")
+    a.add_argument("--reuse-cycles", action="store_true",
+                   help="with --reuse-from, Cycles' timed test images too (their times are then that run's, under "
+                        "its load: only ours are rendered again)")
+    a.add_argument("--compare-rev", metavar="REV",
+                   help="a commit whose results/bench_convergence_adaptive.* to compare with: its measured points "
+                        "(_points.csv) give that run's ratios at this run's targets (its own targets are added), "
+                        "in columns named by --compare-label")
+    a.add_argument("--compare-label", help="the heading of the --compare-rev columns (default 'at REV')")
+    a.add_argument("--intro", default=os.path.join(HERE, "convergence_adaptive_intro.md"),
+                   help="markdown put under the report's header (what changed since an earlier run); '' for none")
     argv = sys.argv[1:]
     args = p.parse_args()
     if args.quick:
@@ -176,10 +198,23 @@ def main():
     args.out_md = os.path.abspath(args.out_md or (os.path.join(args.work_dir, f"{stem}.md") if args.quick
                                                   else rel(f"results/{stem}.md")))
     base = os.path.splitext(args.out_md)[0]
+    args.compare_csv = rel(f"results/{stem}.csv")  # --compare-rev: the committed report's CSV
     args.out_csv, args.out_dir = base + ".csv", base
     if args.quick and args.notes == p.get_default("notes"):
         args.notes = ""  # the observations belong to a full run
+    if (args.quick or not args.adaptive) and args.intro == p.get_default("intro"):
+        args.intro = ""  # the default intro is the full --adaptive run's
     args.farm = os.path.abspath(args.farm)
+    if args.reuse_from:
+        if not args.adaptive:
+            p.error("--reuse-from is for --adaptive runs")
+        args.reuse_from = os.path.abspath(args.reuse_from)
+        if os.path.abspath(args.reuse_from) == os.path.abspath(args.work_dir or ""):
+            p.error("--reuse-from must be another folder than --work-dir")
+    if args.reuse_cycles and not args.reuse_from:
+        p.error("--reuse-cycles needs --reuse-from")
+    if args.compare_rev and not args.adaptive:
+        p.error("--compare-rev is for --adaptive runs")
     if not args.reanalyze:
         if not os.access(args.farm, os.X_OK):
             p.error(f"{args.farm} is not an executable (build it: ninja -C build)")
@@ -196,6 +231,7 @@ def main():
         args.farm_mtime, args.load_start, args.load_end = info["farm_mtime"], info["load_start"], info["load_end"]
         args.farm_source, args.farm_sha = info["farm_source"], info["farm_sha"]
         args.farm = info.get("farm_run", args.farm)
+        args.reuse_from, args.reuse_cycles = info.get("reuse_from"), info.get("reuse_cycles", False)
         args.repeat = info.get("repeat", args.repeat)
         args.commit, args.dirty, args.blender_version = info["commit"], info["dirty"], info["blender_version"]
         argv = info["argv"]
@@ -273,7 +309,7 @@ def main():
         with open(info_path, "w") as f:
             json.dump({k: getattr(args, k) for k in ("farm_mtime", "load_start", "load_end", "commit", "dirty",
                                                       "blender_version", "farm_source", "farm_sha", "farm_run",
-                                                      "repeat")}
+                                                      "repeat", "reuse_from", "reuse_cycles")}
                       | {"argv": argv}, f)
     report = convergence_adaptive_report if args.adaptive else convergence_report
     with open(args.out_md, "w") as f:

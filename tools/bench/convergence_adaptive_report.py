@@ -53,8 +53,13 @@ def markdown(results, skipped, failed, args, argv):
           "automatic: 32 at 0.1, 64 at 0.01). Test images use seed "
           f"{TEST_SEED}; every one is rendered {args.repeat} time(s), alternating between the renderers, and the "
           f"fastest time kept. References: {args.ref_spp} spp fixed per renderer, two halves of {args.ref_spp // 2} "
-          f"(seeds {REF_SEEDS[0]}, {REF_SEEDS[1]}), rendered once.", "",
-          "## How to read this", "",
+          f"(seeds {REF_SEEDS[0]}, {REF_SEEDS[1]}), rendered once."] + reuse_note(results, args) + [""]
+    if getattr(args, "intro", None) and os.path.exists(args.intro):
+        with open(args.intro) as f:
+            md += [f.read().rstrip(), ""]
+    cmp_label = (getattr(args, "compare_label", None) or f"at {args.compare_rev}") \
+        if getattr(args, "compare_rev", None) else None
+    md += ["## How to read this", "",
           "- **RMSE**: linear radiance over all pixels and RGB channels against the renderer's OWN fixed-spp "
           "reference, with the reference's noise (estimated from its two halves) subtracted, as in "
           "`results/bench_convergence.md`.",
@@ -72,26 +77,41 @@ def markdown(results, skipped, failed, args, argv):
           "range both renderers' best curves reach), picked per scene unless `--targets` is given.",
           "- **Samples per pixel** of the adaptive renders: Cycles' from its Debug Sample Count pass (an extra, "
           "untimed render; its image is checked to be the timed one's), ours from bit-exact matches of each "
-          "pixel against renders that stop every pixel at n samples (tools/bench/convergence_samples.py).", "",
-          "## Summary: equal-quality time ratio Cycles / ours", "",
-          "Best of fixed and adaptive on each side; in brackets Cycles' path-tracing time. Then fixed against "
-          "fixed and adaptive against adaptive (path tracing).", "",
-          "| scene | target RMSE | ratio, render call | ratio, PT | fixed/fixed PT | adaptive/adaptive PT | "
-          "our best | Cycles' best (PT) |",
-          "|---|---|---|---|---|---|---|---|"]
+          "pixel against renders that stop every pixel at n samples (tools/bench/convergence_samples.py)."]
+    if cmp_label:
+        md.append(f"- **{cmp_label}**: the ratios of the report committed at {args.compare_rev} (its measured "
+                  "points, `_points.csv`, interpolated at these targets; at that run's own targets, which are "
+                  "included, they are the numbers it printed). That run timed both renderers at its own load.")
+    md += ["", "## Summary: equal-quality time ratio Cycles / ours", "",
+           "Best of fixed and adaptive on each side; in brackets Cycles' path-tracing time. Then fixed against "
+           "fixed and adaptive against adaptive (path tracing)."
+           + (f" Beside each ratio, in italics, the same ratio from the earlier run (*{cmp_label}*)." if cmp_label else ""), ""]
+    cols = ["ratio, render call", "ratio, PT", "fixed/fixed PT", "adaptive/adaptive PT"]
+    keys = [("seconds", "best"), ("pt_seconds", "best"), ("pt_seconds", "fixed"), ("pt_seconds", "adaptive")]
+    head = []
+    for c in cols:
+        head += [c] + ([f"*{cmp_label}*"] if cmp_label else [])
+    head = ["scene", "target RMSE"] + head + ["our best", "Cycles' best (PT)"]
+    blank = "|" * (len(head) - 2)
+    md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for res in results:
         if not res["table"]:
-            md.append(f"| {res['name']} | no common target | | | | | | |")
+            md.append(f"| {res['name']} | no common target {blank}")
+        before = {r["target"]: r for r in (res.get("compare") or [])}
         for row in res["table"]:
-            rc, rp = row["ratios"][("seconds", "best")], row["ratios"][("pt_seconds", "best")]
-            md.append(f"| {res['name']} | {row['target']:g} | {_r(rc, rc is not None and rc >= GOAL)} | "
-                      f"{_r(rp, rp is not None and rp >= GOAL)} | {_r(row['ratios'][('pt_seconds', 'fixed')])} | "
-                      f"{_r(row['ratios'][('pt_seconds', 'adaptive')])} | {_from(row, 'ours', 'seconds')} | "
-                      f"{_from(row, 'cycles', 'pt_seconds')} |")
+            cells = [res["name"], f"{row['target']:g}"]
+            for i, k in enumerate(keys):
+                v = row["ratios"][k]
+                cells.append(_r(v, i < 2 and v is not None and v >= GOAL))
+                if cmp_label:
+                    b = before.get(row["target"])
+                    cells.append(f"*{_r(b['ratios'][k])}*" if b else "")
+            cells += [_from(row, 'ours', 'seconds'), _from(row, 'cycles', 'pt_seconds')]
+            md.append("| " + " | ".join(cells) + " |")
     for name, why in skipped:
-        md.append(f"| {name} | skipped: {why} | | | | | | |")
+        md.append(f"| {name} | skipped: {why} {blank}")
     for name, why in failed:
-        md.append(f"| {name} | FAILED: {why} | | | | | | |")
+        md.append(f"| {name} | FAILED: {why} {blank}")
     md.append("")
     outdir = os.path.dirname(args.out_md)
     for res in results:
@@ -100,6 +120,74 @@ def markdown(results, skipped, failed, args, argv):
         with open(args.notes) as f:
             md += [f.read().rstrip(), ""]
     return "\n".join(md)
+
+
+def reuse_note(results, args):
+    """The header's line on what --reuse-from took from an earlier run, and the checks that it may."""
+    src = getattr(args, "reuse_from", None)
+    if not src:
+        return []
+    import json
+    info = {}
+    try:
+        with open(os.path.join(src, "run_info.json")) as f:
+            info = json.load(f)
+    except OSError:
+        pass
+    what = "both renderers' references and Cycles' untimed sample-count renders"
+    if getattr(args, "reuse_cycles", False):
+        what = "Cycles' test images with their times, " + what
+    line = (f"- Not rendered again but taken from the run in `{src}`"
+            + (f" (farm sha256 {info['farm_sha']}, repository at {info['commit']}, load {info['load_start']} at "
+               f"its start, {info['load_end']} at its end)" if info.get("farm_sha") else "")
+            + f": {what}.")
+
+    def check(key, who):
+        kinds = [r.get(key) for r in results]
+        if not kinds or any(k is None for k in kinds):
+            return ""
+        if all(k == "identical" for k in kinds):
+            return f"{who} are bit for bit that run's in every scene"
+        bad = [r["name"] for r in results if r.get(key) == "differs"]
+        if bad:
+            return f"**{who} differ from that run's in {', '.join(bad)}**"
+        near = [r["name"] for r in results if r.get(key) == "rounding"]
+        return (f"{who} are that run's bit for bit except in {', '.join(near)}, where they differ by float "
+                "rounding only (no value more than 1e-6 apart relatively, as between two repeats of one render)")
+    checks = [c for c in (check("same_fixed", "our fixed-spp images of this run"),
+                          check("same_cycles", "Cycles' test images rendered again")) if c]
+    if checks:
+        line += (" Checked: " + "; ".join(checks) + ". Where they are the same, that run's references and "
+                 "Cycles' counts belong to this run's images.")
+    return [line]
+
+
+def ours_before_after(res, args):
+    """With --compare-rev: our adaptive renders of the earlier run against this run's, per threshold."""
+    prev = res.get("compare_ours_adaptive") or {}
+    if not prev:
+        return []
+    label = getattr(args, "compare_label", None) or f"at {args.compare_rev}"
+    md = ["", f"Our adaptive renders, {label} → this run (time s; RMSE; samples per pixel: mean, share of pixels "
+              "at the first check, at the maximum):", "",
+          "| threshold | time | RMSE | samples/pixel mean | at first check | at max |", "|---|---|---|---|---|---|"]
+    for row in res["rows"]:
+        r = row.get("ours")
+        if row["series"] != "adaptive" or r is None:
+            continue
+        b = prev.get(r["threshold"])
+        if b is None:
+            continue
+        c, bc = r.get("counts") or {}, b.get("counts") or {}
+
+        def pair(x, y, spec, scale=1.0, unit=""):
+            f = lambda v: fmt(v * scale, spec) + unit if v is not None else "n/a"  # noqa: E731
+            return f"{f(x)} → {f(y)}"
+        md.append(f"| {r['threshold']:g} | {pair(b['seconds'], r['seconds'], '.3f')} | "
+                  f"{pair(b['rmse'], r['rmse'], '.5f')} | {pair(bc.get('mean'), c.get('mean'), '.1f')} | "
+                  f"{pair(bc.get('share_at_min'), c.get('share_at_min'), '.0f', 100, '%')} | "
+                  f"{pair(bc.get('share_at_max'), c.get('share_at_max'), '.1f', 100, '%')} |")
+    return md
 
 
 def scene_section(res, args, outdir):
@@ -148,6 +236,7 @@ def scene_section(res, args, outdir):
             md.append(f"| {'ours' if who == 'ours' else 'Cycles'} | {row['series']} | {setting} | "
                       f"{r['seconds']:.3f} | {fmt(r.get('pt_seconds'), '.3f') if who == 'cycles' else ''} | "
                       f"{fmt(r['rmse'], '.5f')} | {fmt(r['rmse_raw'], '.5f')} | {cc} |")
+    md += ours_before_after(res, args)
     ro, rc = res["refs"]["ours"], res["refs"]["cycles"]
     md += ["", f"References ({res['ref_spp']} spp): ours {ro['seconds']:.1f} s, noise RMSE {math.sqrt(ro['var']):.5f}; "
            f"Cycles {rc['seconds']:.1f} s, noise RMSE {math.sqrt(rc['var']):.5f}. Cross-check: mean luminance "
@@ -175,6 +264,16 @@ def scene_section(res, args, outdir):
         if imp:
             notes.append(f"ours' prefix renders at {', '.join(map(str, imp))} samples were not pure (some pixel went "
                          "on past its first check), so counts at those checkpoints may be too high")
+        off = []
+        for who, r in ebc:
+            got, cam = (r["counts"].get("camera_rays") or (None, None))
+            if who == "ours" and cam and got != cam:
+                off.append(f"{r['threshold']:g}: {got:,} against {cam:,} ({100 * (got - cam) / cam:+.2g}%)")
+        if off:
+            notes.append("ours' counted samples do not add up to the render's camera rays exactly at threshold "
+                         + "; ".join(off) + " (a pixel whose mean is the same at several checkpoints without its "
+                         "samples being all equal, e.g. 127 of 128 samples on a light, 254 of 256, is counted as if "
+                         "they were)")
         diff = [f"{r['threshold']:g}" for who, r in ebc if who == "cycles" and r["counts"].get("same_image") is False]
         if diff:
             notes.append(f"Cycles' sample-count render differed from the timed image at threshold(s) {', '.join(diff)}")
@@ -193,7 +292,9 @@ def write_csv(results, path):
                     "ours_adaptive_s", "cycles_call_best_s", "cycles_call_best_from", "cycles_call_fixed_s",
                     "cycles_call_adaptive_s", "cycles_pt_best_s", "cycles_pt_best_from", "cycles_pt_fixed_s",
                     "cycles_pt_adaptive_s", "ratio_call_best", "ratio_pt_best", "ratio_call_fixed", "ratio_pt_fixed",
-                    "ratio_call_adaptive", "ratio_pt_adaptive", "max_spp", "ref_spp"])
+                    "ratio_call_adaptive", "ratio_pt_adaptive", "max_spp", "ref_spp", "compare_rev",
+                    "compare_ratio_call_best", "compare_ratio_pt_best", "compare_ratio_pt_fixed",
+                    "compare_ratio_pt_adaptive"])
         for res in results:
             c = res["case"]
             for row in res["table"]:
@@ -208,6 +309,12 @@ def write_csv(results, path):
                         v = g[(key, s)]
                         cells.append(fmt(v, ".4f") if v else "")
                 cells += [res["max_spp"], res["ref_spp"]]
+                before = {r["target"]: r for r in (res.get("compare") or [])}.get(row["target"])
+                cells.append(res.get("compare_rev") or "")
+                for k in (("seconds", "best"), ("pt_seconds", "best"), ("pt_seconds", "fixed"),
+                          ("pt_seconds", "adaptive")):
+                    v = before["ratios"][k] if before else None
+                    cells.append(fmt(v, ".4f") if v else "")
                 w.writerow(cells)
     points = os.path.splitext(path)[0] + "_points.csv"
     with open(points, "w", newline="") as f:

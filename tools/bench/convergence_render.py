@@ -80,12 +80,37 @@ def render_command(who, case, scene, spp, seed, tag, args, work, extra=()):
     return {"exr": exr, "js": js, "meta": meta, "cmd": cmd + [str(a) for a in extra]}
 
 
-def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1, extra=None, whos=("ours", "cycles")):
+def reuse_files(paths, args):
+    """--reuse-from: copies the files of an earlier run's work folder (same names) into this one;
+    raises RenderError if one is absent."""
+    import shutil
+    for p in paths:
+        src = os.path.join(args.reuse_from, os.path.basename(p))
+        if not os.path.exists(src):
+            raise RenderError(f"--reuse-from: {src} is absent")
+        shutil.copy2(src, p)
+
+
+def reused(job, args):
+    """The meta of a render taken from --reuse-from's folder (copied next to this run's files): its
+    times are that run's; 'exr' names the copy, 'cmd' the command that made the original."""
+    reuse_files((job["exr"], job["js"], job["meta"]), args)
+    with open(job["meta"]) as f:
+        r = json.load(f)
+    r.update(exr=job["exr"], reused_from=args.reuse_from)
+    with open(job["meta"], "w") as f:
+        json.dump(r, f)
+    return r
+
+
+def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1, extra=None, whos=("ours", "cycles"),
+                reuse=()):
     """Renders one image with each renderer, `repeat` times keeping the fastest time; returns
     {'ours': {...}, 'cycles': {...}}. The repeats alternate between the renderers (ours, Cycles,
     ours, ...) so that a slow spell of the machine hits both alike. `tag` names the files (a str,
     or a dict per renderer); `extra` is a dict per renderer of arguments appended to its command;
-    `whos` the renderers to run (both by default)."""
+    `whos` the renderers to run (both by default). The renderers in `reuse` are not run when
+    args.reuse_from is set: their files (image, times, meta) are copied from that folder."""
     name = case["name"]
     jobs = {}
     for who in whos:
@@ -93,6 +118,11 @@ def render_pair(case, scene, spp, seed, tag, args, work, log, repeat=1, extra=No
         jobs[who] = dict(render_command(who, case, scene, spp, seed, t, args, work, (extra or {}).get(who, ())),
                          times=[], first=None)
     out = {}
+    if getattr(args, "reuse_from", None) and not args.reanalyze:
+        for who in [w for w in whos if w in reuse]:
+            out[who] = reused(jobs.pop(who), args)
+        if not jobs:
+            return out
     if args.reanalyze:
         for who, j in jobs.items():
             if not os.path.exists(j["exr"]):

@@ -12,7 +12,11 @@ convergence.py.
   prefix is rendered directly: `--noise-threshold 1 --min-samples n --spp MAX` stops every pixel at
   its first check, n (checked: its camera rays are n per pixel). A pixel of an adaptive render
   whose value equals the n-prefix's bit for bit, for the smallest such n among the checkpoints
-  (min_samples, then each doubling), stopped at n; one that matches none ran to MAX.
+  (min_samples, then each doubling), stopped at n; one that matches none ran to MAX. A pixel whose
+  samples are all equal matches every prefix up to where it stopped; since our estimate counts an
+  unseen sample of 0 (commit 68b6606) such pixels (a light seen directly, a uniform sky) no longer
+  stop at the first check, and ours_counts places them by the estimate instead (see there). The
+  counts are checked against the render's camera rays.
 """
 import json
 import math
@@ -66,15 +70,50 @@ def render_ours_prefixes(case, scene, max_spp, seed, args, work, log):
     return out, impure
 
 
-def ours_counts(exr, prefixes, max_spp):
+def ours_counts(exr, prefixes, max_spp, threshold=None):
+    """Each pixel's samples: the smallest checkpoint whose prefix it equals bit for bit, else max_spp.
+
+    A pixel whose samples are all equal (the inside of a light, a uniform sky seen directly, black)
+    equals every prefix up to where it stopped, so the smallest match says nothing there. Given the
+    render's `threshold`, such a pixel (one that equals two or more prefixes) is given the first of
+    its matching checkpoints at which our error estimate for n equal samples passes
+    (renderer/render/adaptive_sampling.cpp: sqrt(sum_c v_c^2 / (n (n + 1))) / sqrt(1e-4 + sum_c v_c)),
+    or max_spp if none does (it went past the last one it equals, so to the end). Check the total
+    against the render's camera rays (camera_rays_check)."""
     img = compare_images.read_rgb(exr)
     counts = np.zeros(img.shape[:2], dtype=np.int64)
+    matches = {}
     for n in sorted(prefixes):
         p = compare_images.read_rgb(prefixes[n])
-        m = np.all(p == img, axis=2) & (counts == 0)
-        counts[m] = n
+        matches[n] = np.all(p == img, axis=2)
+        counts[matches[n] & (counts == 0)] = n
     counts[counts == 0] = max_spp
+    if threshold is not None:
+        ambiguous = sum(m.astype(np.int64) for m in matches.values()) >= 2
+        if ambiguous.any():
+            v = img[ambiguous].astype(np.float32)
+            resolved = np.full(v.shape[0], max_spp, dtype=np.int64)
+            done = np.zeros(v.shape[0], dtype=bool)
+            for n in sorted(prefixes):
+                fn = np.float32(n)
+                err = np.sqrt(np.sum(v * v, axis=1) / (fn + 1) / fn) / np.sqrt(
+                    np.float32(1e-4) + np.sum(np.maximum(v, 0), axis=1))
+                ok = matches[n][ambiguous] & (err < np.float32(threshold)) & ~done
+                resolved[ok] = n
+                done |= ok
+            counts[ambiguous] = resolved
     return counts
+
+
+def camera_rays_check(exr, counts):
+    """(samples counted, camera rays of the render's statistics next to its image, or None)."""
+    js = os.path.splitext(exr)[0] + ".json"
+    try:
+        with open(js) as f:
+            cam = json.load(f).get("rays", {}).get("camera")
+    except (OSError, ValueError):
+        cam = None
+    return int(counts.sum()), cam
 
 
 def render_cycles_counts(case, scene, max_spp, seed, threshold, args, work, log, timed_exr):
@@ -85,7 +124,19 @@ def render_cycles_counts(case, scene, max_spp, seed, threshold, args, work, log,
     counts_exr = os.path.join(work, f"{case['name']}_cycles_{tag}_passes.exr")
     j = render_command("cycles", case, scene, max_spp, seed, tag, args, work,
                        ["--adaptive-threshold", f"{threshold:g}", "--sample-count-out", counts_exr])
-    if not args.reanalyze:
+    if getattr(args, "reuse_from", None) and not args.reanalyze:
+        from bench.convergence_render import reuse_files
+        reuse_files((j["exr"], j["js"], counts_exr), args)  # Cycles did not change: its counts neither
+        with open(j["js"]) as f:
+            t = json.load(f)
+        if not t.get("samples_reached"):
+            # A render from before cycles_render.py recorded it: from that run's log, by that run's command.
+            old = dict(j, cmd=[a.replace(args.work_dir, args.reuse_from) for a in j["cmd"]])
+            t["samples_reached"] = cycles_samples_reached(old, os.path.join(args.reuse_from,
+                                                                            f"{case['name']}_log.txt"))
+            with open(j["js"], "w") as f:
+                json.dump(t, f)
+    elif not args.reanalyze:
         for p in (j["exr"], j["js"], counts_exr):
             if os.path.exists(p):
                 os.remove(p)
