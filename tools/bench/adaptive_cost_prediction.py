@@ -64,7 +64,7 @@ def main():
     lines = []
     for case in CASES:
         scene, w, h, spp, t = case
-        cms.FULL = (w, h, spp)  # compare() reads the full size from here
+        cms.FULL = (w, h, spp)  # compare() and uniform_map() read the full size from here
         name = os.path.basename(scene).split(".")[0]
         runs = {"a": [], "b": []}
         for i in range(args.repeats):  # interleaved: a slow stretch of time hits both alike
@@ -75,10 +75,7 @@ def main():
         render_s = min(r[1] for r in runs["a"] + runs["b"])
         new, new_note = plan(args.farm, tmp, case, f"{name}_plan_adaptive", True)
         old, old_note = plan(args.farm, tmp, case, f"{name}_plan_plain", False)
-        uniform = cms.CostMap(w, h, TILE)
-        for r in range(uniform.rows):
-            for c in range(uniform.columns):
-                uniform.seconds[r][c] = measured.total() * uniform.tile_pixels(c, r) / (w * h)
+        uniform = cms.uniform_map(measured.total())
         lines.append(f"\n## {name} {w}x{h}, spp {spp}, noise threshold {t}\n\n"
                      f"Adaptive render: {render_s:.2f} s, cost map total {measured.total():.2f} thread CPU s. "
                      f"Adaptive preview: *{new_note}*. Plain preview: *{old_note}*.\n\n"
