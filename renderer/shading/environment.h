@@ -22,6 +22,8 @@ class Environment {
   Environment(Color color, RgbImage image, float strength, float rotation_degrees);
 
   bool is_black() const { return m_black; }
+  // The same radiance from every direction (no image).
+  bool is_constant() const { return m_image.width == 0; }
   Color eval(Vec3 direction) const;
   EnvSample sample(Vec2 u) const;
   float pdf(Vec3 direction) const;

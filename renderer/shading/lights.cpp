@@ -62,7 +62,11 @@ int LightSet::add_sphere(Vec3 center, float radius, Color emission) {
 
 void LightSet::finalize(float scene_radius) {
   m_scene_radius = std::max(scene_radius, 1e-3f);
-  if (m_env && !m_env->is_black()) {
+  // A constant environment is left to BSDF sampling: for it, a BSDF-sampled direction carries
+  // exactly f cos / pdf times the sky, while a light sample drawn uniformly over the sphere wastes
+  // half its directions below the surface and, under MIS, only adds variance and a shadow ray.
+  // Cycles does the same ("Background MIS has been disabled" for a background that does not vary).
+  if (m_env && !m_env->is_black() && !m_env->is_constant()) {
     Light l;
     l.kind = Kind::environment;
     m_lights.push_back(l);

@@ -1,7 +1,7 @@
 // Every light the integrators can sample: delta lights from the scene file, emissive
-// triangles and spheres found in the geometry, and the environment. A few delta lights are
-// all evaluated at every shading point; among the rest one is picked with probability
-// proportional to its estimated power.
+// triangles and spheres found in the geometry, and an environment that varies (a constant one
+// is left to BSDF sampling). A few delta lights are all evaluated at every shading point; among
+// the rest one is picked with probability proportional to its estimated power.
 #pragma once
 
 #include <vector>

@@ -6,7 +6,9 @@
 #include "image/image_io.h"
 #include "renderer/render_helpers.h"
 
+#include <cmath>
 #include <filesystem>
+#include <vector>
 
 TEST_SUITE_BEGIN("unit");
 
@@ -179,6 +181,37 @@ material = "wall"
   for (double mx : {max1, max2, max4, max8}) CHECK(mx <= 1.05);
 }
 
+TEST_CASE("physics: a constant sky is left to BSDF sampling, so a convex diffuse object under it is exact at 1 spp") {
+  // A cosine-sampled bounce off a diffuse surface carries exactly albedo * L from a constant sky,
+  // so every sample that hits the sphere is a*L and no shadow ray is needed. Sampling the sky as
+  // a light too (uniform over the sphere, MIS-weighted) made each sample noisy and cost rays.
+  std::string text = furnace_scene("type = \"diffuse\"\nalbedo = 0.5", "path", 1);
+  text.replace(text.find("spp = 64"), 8, "spp = 1");
+  auto scene = test_render::scene_from(text);
+  const auto& s = scene->desc.settings;
+  std::vector<float> rgba(static_cast<size_t>(s.width) * s.height * 4);
+  rt::RayCounts counts;
+  rt::render_rect(*scene, 1, {0, 0, s.width, s.height}, rgba.data(), &counts);
+  CHECK(counts.shadow == 0);
+  int off = 0;
+  for (int y = 10; y < 22; ++y)
+    for (int x = 10; x < 22; ++x)
+      for (int c = 0; c < 3; ++c) off += std::fabs(rgba[4 * (y * s.width + x) + c] - 0.5f) > 1e-4f;
+  CHECK(off == 0);
+
+  // An environment image (even a constant one) is still importance-sampled as a light.
+  auto dir = test_paths::temp_dir("env_image_rays");
+  std::vector<float> px(64 * 32 * 4, 1.0f);
+  std::string env = (dir / "sky.exr").string();
+  rt::write_image(env, 64, 32, px.data());
+  text.replace(text.find("color = [1, 1, 1]"), 17, "image = \"" + env + "\"");
+  auto image_lit = rt::load_scene(rt::parse_scene_string(text, (dir / "scene.toml").string()));
+  rt::RayCounts image_counts;
+  rt::render_rect(*image_lit, 1, {0, 0, s.width, s.height}, rgba.data(), &image_counts);
+  CHECK(image_counts.shadow > 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("physics: white furnace lit by an environment image (importance-sampled) shows a*L too") {
   // A constant lat-long image must behave exactly like the constant colour: this checks the
   // image distribution's pdf normalisation, which MIS weights depend on.
@@ -223,9 +256,9 @@ TEST_CASE("physics: a bright sun patch in an environment image converges without
 
 TEST_CASE("physics: a plane under a sun and a uniform sky shows a (E cos / pi + L), with little noise") {
   // Direct light only. The sun's part is exact at every sample (delta lights are evaluated at
-  // every vertex); the sky's comes from one importance-sampled, MIS-weighted light sample and one
-  // BSDF sample per path. When the sun and the sky competed for one light sample, 1-spp pixels
-  // scattered by 55% of the mean; now by 10%.
+  // every vertex); the sky's comes from the path's cosine-sampled BSDF ray (a constant sky is not
+  // sampled as a light). When the sun and the sky competed for one light sample, 1-spp pixels
+  // scattered by 55% of the mean; with the sky MIS-sampled apart from the sun, by 10%.
   const std::string text = R"(
 [render]
 width = 16
