@@ -4,6 +4,7 @@
 #include <tbb/combinable.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,9 +51,18 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
   // byte-identical to `farm single`'s for any block layout by construction, at the price of
   // some wasted camera rays for blocks not aligned to 4 pixels. (Tracing only the rectangle's
   // own rays gave the same bytes on the determinism tests, Sponza included; we do not rely on it.)
-  // With adaptive sampling a pixel that has stopped still has its camera ray traced in its
-  // packet (not shaded), so a packet never depends on which of its pixels stopped; a cell stops
-  // once every pixel of the rectangle in it has (later packets change no earlier pixel).
+  //
+  // With adaptive sampling, no pixel stops before the first check, so packets are whole until
+  // then. Past it, pixels of a cell stop at different counts and the packet
+  // would go on tracing the camera rays of the stopped ones (up to 15 of 16 per sample, wasted).
+  // From that sample on, each running pixel traces its own camera ray alone. Which way a sample's
+  // ray goes depends only on its sample index, never on which pixels the rectangle holds, so a
+  // pixel's bytes still do not depend on the tiling. The switch comes no later than the automatic
+  // first check of `spp`, even when --min-samples is higher: then a render whose pixels all stop
+  // at n is, pixel for pixel, the n-sample prefix of one with the automatic minimum (how
+  // tools/bench/convergence_samples.py counts a pixel's samples).
+  const int packet_samples =
+      adaptive.on() ? std::min(adaptive.first_check(), AdaptiveSchedule::automatic_first_check(spp)) : spp;
   constexpr int k_cell = 4;
   static_assert(k_cell * k_cell == k_camera_packet, "one packet per cell");
   const int cx0 = rect.x / k_cell, cy0 = rect.y / k_cell;
@@ -87,8 +97,9 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
         }
         for (int s = 0; s < spp && running > 0; ++s) {
           std::optional<PixelSampler> samplers[k_camera_packet];
+          const bool packet = s < packet_samples;
           for (int i = 0; i < k_camera_packet; ++i) {
-            if (!in_image[i]) continue;
+            if (!in_image[i] || (!packet && !active[i])) continue;
             PixelSampler& sampler = samplers[i].emplace(keys[i], s, spp);
             Vec2 film = sampler.camera2(0);
             Vec2 lens = pinhole ? Vec2{0.5f, 0.5f} : sampler.camera2(1);  // unused by a pinhole
@@ -97,7 +108,12 @@ void render_rect(const Scene& scene, int frame, Rect rect, float* rgba, RayCount
             const float fy = static_cast<float>(py[i]) + 0.5f + filter.offset(film.y);
             rays[i] = camera.generate({fx, fy}, lens);
           }
-          tracer.intersect_packet(rays, in_image, hits, found);
+          if (packet) {
+            tracer.intersect_packet(rays, in_image, hits, found);
+          } else {
+            for (int i = 0; i < k_camera_packet; ++i)
+              if (active[i]) found[i] = tracer.intersect(rays[i], k_ray_infinity, hits[i]);
+          }
           for (int i = 0; i < k_camera_packet; ++i) {
             if (!active[i]) continue;
             ++rc.camera;
