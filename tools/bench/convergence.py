@@ -58,7 +58,7 @@ from compare import cycles_compare  # noqa: E402  (DEFAULTS, rel)
 # One job per module: rendering, metrics, figures, report (this file: the command line and the run).
 from bench.convergence_figures import rmse_plot, side_by_side  # noqa: E402
 from bench.convergence_metrics import analyse  # noqa: E402
-from bench.convergence_render import REF_SEEDS, TEST_SEED, RenderError, prepare_scene, render_pair  # noqa: E402
+from bench.convergence_render import REF_SEEDS, TEST_SEED, RenderError, render_pair, start_scene  # noqa: E402
 from bench.convergence_report import fmt, git_info, summary  # noqa: E402
 from bench import convergence_adaptive_report, convergence_report  # noqa: E402
 from bench.convergence_adaptive import run_scene_adaptive  # noqa: E402
@@ -97,14 +97,7 @@ def parse_float_list(text):
 
 
 def run_scene(case, args):
-    name = case["name"]
-    work = args.work_dir
-    log = os.path.join(work, f"{name}_log.txt")
-    if not args.reanalyze and os.path.exists(log):
-        os.remove(log)
-    scene, info = prepare_scene(case, work, write=not args.reanalyze)
-    if info:
-        print(f"  generated: {json.dumps(info)}", flush=True)
+    name, work, log, scene = start_scene(case, args)
     renders = {}
     half = args.ref_spp // 2
     plan = [(("test", s), s, TEST_SEED, f"{s}spp") for s in args.spp] + \

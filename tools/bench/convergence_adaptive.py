@@ -15,18 +15,11 @@ from bench import convergence_samples as samples
 from bench.convergence_equal_quality import choose_targets, equal_quality
 from bench.convergence_figures import adaptive_plot, sample_count_maps
 from bench.convergence_metrics import analyse, image_error
-from bench.convergence_render import REF_SEEDS, TEST_SEED, prepare_scene, render_pair
+from bench.convergence_render import REF_SEEDS, TEST_SEED, render_pair, start_scene
 
 
 def run_scene_adaptive(case, args):
-    name = case["name"]
-    work = args.work_dir
-    log = os.path.join(work, f"{name}_log.txt")
-    if not args.reanalyze and os.path.exists(log):
-        os.remove(log)
-    scene, info = prepare_scene(case, work, write=not args.reanalyze)
-    if info:
-        print(f"  generated: {info}", flush=True)
+    name, work, log, scene = start_scene(case, args)
     renders, adaptive = {}, []
     M = args.max_spp
 

@@ -6,10 +6,34 @@ import math
 from bench.convergence_metrics import luminance
 from compare import compare_images  # read_rgb, tonemap
 
-def side_by_side(case, renders, refs, spp, png):
+
+def pyplot():
+    """matplotlib's pyplot on the file-only backend (imported late: only figures need it)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def save(fig, png, tight=True):
+    if tight:
+        fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    pyplot().close(fig)
+
+
+def finish_rmse_plot(fig, ax, xlabel, title, title_size, legend_size, png):
+    """The end both RMSE-vs-time plots share: axis labels, title, grid, legend, saved."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("RMSE vs own reference (linear)")
+    ax.set_title(title, fontsize=title_size)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=legend_size)
+    save(fig, png)
+
+
+def side_by_side(case, renders, refs, spp, png):
+    plt = pyplot()
     e = float(case.get("exposure", 0.0))
     ours = compare_images.read_rgb(renders[("test", spp)]["ours"]["exr"])
     cyc = compare_images.read_rgb(renders[("test", spp)]["cycles"]["exr"])
@@ -23,15 +47,11 @@ def side_by_side(case, renders, refs, spp, png):
         ax.set_xticks([])
         ax.set_yticks([])
     fig.suptitle(f"{case['name']}: display 2^{e:g} x linear, sRGB, clamped (same for all four)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(png, dpi=100)
-    plt.close(fig)
+    save(fig, png)
 
 
 def rmse_plot(name, rows, png):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.0))
     for who, label, key, style in (("ours", "ours (render phase)", "seconds", "o-"),
                                    ("cycles", "Cycles (render call)", "seconds", "s-"),
@@ -45,22 +65,13 @@ def rmse_plot(name, rows, png):
         if key == "seconds":
             for t, e, spp in pts:
                 ax.annotate(str(spp), (t, e), textcoords="offset points", xytext=(4, 3), fontsize=7)
-    ax.set_xlabel("render time (s)")
-    ax.set_ylabel("RMSE vs own reference (linear)")
-    ax.set_title(f"{name}: lower-left is better", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png, dpi=100)
-    plt.close(fig)
+    finish_rmse_plot(fig, ax, "render time (s)", f"{name}: lower-left is better", 10, 8, png)
 
 
 def adaptive_plot(name, rows, targets, png):
     """RMSE against time for --adaptive: each renderer's fixed-spp and adaptive series (Cycles with
     its render-call time and, hollow and thinner, its path-tracing time), and the target RMSEs."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.2, 5.2))
     styles = (("ours", "seconds", "fixed", "ours, fixed spp", dict(color="C0", marker="o", ls="-")),
               ("ours", "seconds", "adaptive", "ours, adaptive", dict(color="C0", marker="^", ls="--")),
@@ -85,22 +96,14 @@ def adaptive_plot(name, rows, targets, png):
         ax.axhline(t, color="0.6", lw=0.7, ls=":")
         ax.annotate(f"target {t:g}", (0.99, t), xycoords=("axes fraction", "data"), ha="right", va="bottom",
                     fontsize=7, color="0.4")
-    ax.set_xlabel("time (s): ours render phase; Cycles render call or path tracing")
-    ax.set_ylabel("RMSE vs own reference (linear)")
-    ax.set_title(f"{name}: lower-left is better (labels: spp, or threshold t/max spp)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png, dpi=100)
-    plt.close(fig)
+    finish_rmse_plot(fig, ax, "time (s): ours render phase; Cycles render call or path tracing",
+                     f"{name}: lower-left is better (labels: spp, or threshold t/max spp)", 9, 7, png)
 
 
 def sample_count_maps(name, maps, png):
     """maps: [(title, counts 2D)] for ours' and then Cycles' adaptive settings: log2 of the samples
     each pixel took, one colour scale for all."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
     if not maps:
         return
@@ -123,5 +126,4 @@ def sample_count_maps(name, maps, png):
             ax.set_title(f"{title}\nmean {c.mean():.0f} spp", fontsize=8)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="log2(samples taken)")
     fig.suptitle(f"{name}: samples per pixel, top ours, bottom Cycles", fontsize=10)
-    fig.savefig(png, dpi=100)
-    plt.close(fig)
+    save(fig, png, tight=False)

@@ -49,6 +49,19 @@ def prepare_scene(case, work, write=True):
     return scene, info
 
 
+def start_scene(case, args):
+    """The start of a scene's run, fixed-spp or adaptive: clears its log (unless --reanalyze),
+    prepares its files and prints what was generated. Returns (name, work folder, log path, scene)."""
+    name, work = case["name"], args.work_dir
+    log = os.path.join(work, f"{name}_log.txt")
+    if not args.reanalyze and os.path.exists(log):
+        os.remove(log)
+    scene, info = prepare_scene(case, work, write=not args.reanalyze)
+    if info:
+        print(f"  generated: {json.dumps(info)}", flush=True)
+    return name, work, log, scene
+
+
 def asset_args(scene, work):
     """--assets for the folders our wrapper scene (in the work folder) refers to outside it: farm
     single reads a mesh or glTF only under the scene file's folder or an --assets folder."""
