@@ -131,7 +131,18 @@ std::optional<BsdfSample> Bsdf::sample(Vec3 wo_w, float u_lobe, Vec2 u) const {
   Vec3 wo = m_frame.to_local(wo_w);
   BsdfSample s;
   switch (m_kind) {
-    case MaterialKind::diffuse:
+    case MaterialKind::diffuse: {
+      // Cosine sampling is the Lambertian's own density: the weight f cos / pdf is the albedo,
+      // with no need to evaluate f and the pdf again in world space.
+      if (wo.z <= 0) return std::nullopt;
+      Vec3 wi = square_to_cosine_hemisphere(u);
+      if (wi.z <= 0) return std::nullopt;
+      s.wi = m_frame.to_world(wi);
+      s.pdf = wi.z * k_inv_pi;
+      s.weight = m_albedo;
+      s.lobe = Lobe::diffuse;
+      return s;
+    }
     case MaterialKind::plastic:
     case MaterialKind::metal: {
       if (wo.z <= 0) return std::nullopt;
