@@ -169,8 +169,9 @@ def ours_before_after(res, args):
         return []
     label = getattr(args, "compare_label", None) or f"at {args.compare_rev}"
     md = ["", f"Our adaptive renders, {label} → this run (time s; RMSE; samples per pixel: mean, share of pixels "
-              "at the first check, at the maximum):", "",
-          "| threshold | time | RMSE | samples/pixel mean | at first check | at max |", "|---|---|---|---|---|---|"]
+              "at the fewest samples any pixel took (the first check, unless no pixel stopped there), "
+              "at the maximum):", "",
+          "| threshold | time | RMSE | samples/pixel mean | at the fewest | at max |", "|---|---|---|---|---|---|"]
     for row in res["rows"]:
         r = row.get("ours")
         if row["series"] != "adaptive" or r is None:
