@@ -102,7 +102,11 @@ TEST_CASE("relay: the master killed mid-render and resumed on its address, the r
 }
 
 TEST_CASE("relay: a site that runs dry gets unstarted blocks recalled from another site, the image stays exact") {
-  Fixture f("relay_recall", 1024);  // seconds of work: the sites hold many blocks each
+  // Seconds of work: the sites hold many blocks each. 2048 spp, not 1024: the slow site must still
+  // hold unstarted blocks when the other runs dry. At 1024 it failed once in CI (no recall), in a
+  // run where the slow relay joined first, after 50e7742 had made this scene's blocks cheaper: a
+  // head start of a few tenths of a second weighs less against longer blocks.
+  Fixture f("relay_recall", 2048);
   const std::string out = f.path("farm.png");
   const std::string stats = f.path("stats.json");
   // fixed 8x8 blocks: a relay holds up to 2 x threads + 8 of them, most queued at the relay.
