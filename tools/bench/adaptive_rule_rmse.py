@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
-from bench.convergence_metrics import image_error  # noqa: E402
+from bench.convergence_metrics import image_error, reference_from_halves  # noqa: E402
 from compare import compare_images  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def main():
         sys.exit(__doc__)
     work, scene, renders = sys.argv[1], sys.argv[2], sys.argv[3:]
     a, b = (compare_images.read_rgb(os.path.join(work, f"{scene}_ours_ref512_seed{s}.exr")) for s in (1, 2))
-    ref = {"img": (a + b) / 2, "var": float(((a - b) ** 2).mean() / 4)}
+    ref = reference_from_halves(a, b)
     for exr in renders:
         stats = json.load(open(os.path.splitext(exr)[0] + ".json"))
         e = image_error({"exr": exr}, ref)

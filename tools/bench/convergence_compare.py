@@ -9,20 +9,12 @@ printed.
 """
 import csv
 import io
-import math
 import os
 import subprocess
 
 from bench.convergence_equal_quality import equal_quality
 from farmtools import ROOT
-
-
-def _num(text):
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
+from farmtools.sweep_data import num as _num  # a CSV cell's float, None when empty or not finite
 
 
 def _git_show(rev, path):

@@ -15,6 +15,12 @@ def luminance(img):
     return img @ compare_images.REC709
 
 
+def reference_from_halves(a, b):
+    """A renderer's reference from its two independent halves A, B (images): their mean, and the
+    variance of that mean per pixel and channel, averaged: E[(A - B)^2] / 4."""
+    return {"img": (a + b) / 2, "var": float(np.mean((a - b) ** 2) / 4)}
+
+
 def image_error(r, ref):
     """r (a render's meta) with its error against its renderer's reference `ref` (analyse's refs[who])
     added: raw MSE, MSE and RMSE with the reference's noise subtracted, the share of that noise."""
@@ -37,13 +43,12 @@ def analyse(case, renders, test_spps):
     for who in ("ours", "cycles"):
         a = compare_images.read_rgb(renders["half1"][who]["exr"])
         b = compare_images.read_rgb(renders["half2"][who]["exr"])
-        ref = (a + b) / 2
-        # var(ref) per pixel and channel, averaged: E[(A - B)^2] / 4 for independent halves.
-        var_ref = float(np.mean((a - b) ** 2) / 4)
-        refs[who] = {"img": ref, "var": var_ref, "mean_lum": float(luminance(ref).mean()),
-                     "mean_rgb": [float(x) for x in ref.reshape(-1, 3).mean(0)],
-                     "seconds": renders["half1"][who]["seconds"] + renders["half2"][who]["seconds"],
-                     "finite": bool(np.isfinite(ref).all())}
+        refs[who] = reference_from_halves(a, b)
+        ref = refs[who]["img"]
+        refs[who] |= {"mean_lum": float(luminance(ref).mean()),
+                      "mean_rgb": [float(x) for x in ref.reshape(-1, 3).mean(0)],
+                      "seconds": renders["half1"][who]["seconds"] + renders["half2"][who]["seconds"],
+                      "finite": bool(np.isfinite(ref).all())}
     o, cy = refs["ours"], refs["cycles"]
     d = o["img"] - cy["img"]
     mse_refs = float(np.mean(d ** 2))
