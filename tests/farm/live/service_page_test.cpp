@@ -58,11 +58,11 @@ TEST_CASE("service page: in headless Chromium, clicks pause, resume, reprioritis
   const std::string ep = endpoint_from(service);
   Child worker({k_farm, "worker", "--connect", ep, "--threads", "1", "--name", "w1", "--cache", f.cache()}, f.path("w1.log"));
   int rc = 0;
-  run_text(f, {k_farm, "submit", f.scene, "-o", "job.png", "--server", ep, "--block", "8", "--policy", "fixed"},
-           "submit1.log", &rc);
-  REQUIRE(rc == 0);
-  run_text(f, {k_farm, "submit", f.scene, "-o", "other.png", "--server", ep, "--paused"}, "submit2.log", &rc);
-  REQUIRE(rc == 0);
+  std::string said = run_text(
+      f, {k_farm, "submit", f.scene, "-o", "job.png", "--server", ep, "--block", "8", "--policy", "fixed"}, "submit1.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(said + service.log()));  // failed once under ASan with exit code 2, saying nothing
+  said = run_text(f, {k_farm, "submit", f.scene, "-o", "other.png", "--server", ep, "--paused"}, "submit2.log", &rc);
+  REQUIRE_MESSAGE(rc == 0, std::string(said + service.log()));
 
   auto row = [](int id, const std::string& rest) { return "tr.job[data-id=\"" + std::to_string(id) + "\"]" + rest; };
   auto last_is = [](const std::string& what) { return "wait:document.getElementById('message').dataset.last === '" + what + "'"; };
